@@ -1,0 +1,2 @@
+//! kb-crawl facade.
+pub use crawl_core::*;
