@@ -1,2 +1,25 @@
-//! Core of kb-crawl: domain types, the backend traits, the crawl engine, politeness,
-//! URL policy and HTML-to-markdown extraction.
+#![doc = include_str!("../README.md")]
+
+pub mod clock;
+pub mod error;
+pub mod extract;
+pub mod job;
+pub mod keys;
+pub mod memory;
+pub mod net;
+pub mod page;
+pub mod request;
+mod traits;
+pub mod url;
+
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+
+pub use error::{Error, ErrorKind, Result};
+pub use job::{JobId, JobRecord, JobStatus, PageOutcome, Progress};
+pub use page::{
+    Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
+    RenderedPage, StoredDoc, WaitStrategy,
+};
+pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
+pub use traits::*;

@@ -1,0 +1,489 @@
+//! The conformance suite every backend runs (not semver-stable).
+//!
+//! Each check is a plain `async fn` over a trait object and panics with a message naming the
+//! backend (its `Display`) and the broken contract. A backend's tests call the `*_suite`
+//! functions, which run every check once through `&dyn Trait` and once through `Arc<dyn _>`.
+
+#![allow(clippy::missing_panics_doc)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use url::Url;
+
+use crate::clock::ManualClock;
+use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
+use crate::page::{Document, DocumentMeta, FetchPath};
+use crate::request::CrawlRequest;
+use crate::traits::{DedupStore, Frontier, FrontierEntry, JobStore, Sink};
+
+fn url(s: &str) -> Url {
+    Url::parse(s).expect("test url")
+}
+
+/// A document of `job` at `url` with `title` and `body` (fixed timestamp, so bytes are
+/// reproducible).
+pub fn sample_doc(job: &JobId, page: &str, title: Option<&str>, body: &str) -> Document {
+    Document::new(
+        job.clone(),
+        DocumentMeta {
+            url: url(page),
+            canonical: None,
+            title: title.map(str::to_owned),
+            description: Some("a page".into()),
+            language: Some("en".into()),
+            fetched_at: OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000),
+            depth: 1,
+            path: FetchPath::Http,
+            render_reason: None,
+        },
+        body.to_owned(),
+    )
+}
+
+// ---------------------------------------------------------------- Sink
+
+/// put, get, list round trip.
+pub async fn sink_round_trip(s: &dyn Sink) {
+    let job = JobId::new();
+    let d = sample_doc(
+        &job,
+        "https://example.com/a/b",
+        Some("Hello World"),
+        "# Hi\n\ntext\n",
+    );
+    let st = s.put(&d).await.expect("put");
+    assert_eq!(
+        st.key,
+        format!("{job}/example.com/hello-world.md"),
+        "{s}: key layout"
+    );
+    assert_eq!(st.content_hash, d.content_hash(), "{s}: hash");
+    let got = s
+        .get(&st.key)
+        .await
+        .expect("get")
+        .expect("{s}: stored bytes missing");
+    assert_eq!(got, d.to_file_bytes(), "{s}: bytes differ");
+    let listed = s.list(&job).await.expect("list");
+    assert_eq!(listed, vec![st], "{s}: list");
+    assert!(
+        s.get(&format!("{job}/nope.md"))
+            .await
+            .expect("get")
+            .is_none(),
+        "{s}: absent key"
+    );
+    s.delete_job(&job).await.expect("cleanup");
+}
+
+/// The same document put twice lands once, same key, same bytes.
+pub async fn sink_idempotent_put(s: &dyn Sink) {
+    let job = JobId::new();
+    let d = sample_doc(&job, "https://example.com/x", Some("Same"), "body\n");
+    let a = s.put(&d).await.expect("put");
+    let b = s.put(&d).await.expect("re-put");
+    assert_eq!(a, b, "{s}: re-put moved the document");
+    assert_eq!(
+        s.list(&job).await.expect("list").len(),
+        1,
+        "{s}: manifest lists a re-put twice"
+    );
+    s.delete_job(&job).await.expect("cleanup");
+}
+
+/// Two URLs with the same title get distinct keys; each keeps its key on re-put.
+pub async fn sink_title_collision(s: &dyn Sink) {
+    let job = JobId::new();
+    let a = sample_doc(&job, "https://example.com/1", Some("Dup"), "one\n");
+    let b = sample_doc(&job, "https://example.com/2", Some("Dup"), "two\n");
+    let ka = s.put(&a).await.expect("put a").key;
+    let kb = s.put(&b).await.expect("put b").key;
+    assert_ne!(ka, kb, "{s}: collision overwrote a document");
+    assert_eq!(
+        s.put(&b).await.expect("re-put b").key,
+        kb,
+        "{s}: re-put changed key"
+    );
+    assert_eq!(
+        s.put(&a).await.expect("re-put a").key,
+        ka,
+        "{s}: re-put changed key"
+    );
+    assert_eq!(
+        s.get(&ka).await.expect("get").expect("a"),
+        a.to_file_bytes(),
+        "{s}"
+    );
+    assert_eq!(
+        s.get(&kb).await.expect("get").expect("b"),
+        b.to_file_bytes(),
+        "{s}"
+    );
+    s.delete_job(&job).await.expect("cleanup");
+}
+
+/// Deleting one job leaves the other untouched; deleting again is harmless.
+pub async fn sink_delete_isolation(s: &dyn Sink) {
+    let j1 = JobId::new();
+    let j2 = JobId::new();
+    let d1 = sample_doc(&j1, "https://example.com/p", Some("P"), "1\n");
+    let d2 = sample_doc(&j2, "https://example.com/p", Some("P"), "2\n");
+    let k1 = s.put(&d1).await.expect("put").key;
+    let k2 = s.put(&d2).await.expect("put").key;
+    s.put_aux(&j1, "site-template.md", b"x".to_vec())
+        .await
+        .expect("aux");
+    assert_eq!(
+        s.delete_job(&j1).await.expect("delete"),
+        1,
+        "{s}: delete count"
+    );
+    assert!(
+        s.get(&k1).await.expect("get").is_none(),
+        "{s}: deleted doc still there"
+    );
+    assert!(
+        s.list(&j1).await.expect("list").is_empty(),
+        "{s}: deleted manifest"
+    );
+    assert!(
+        s.get(&k2).await.expect("get").is_some(),
+        "{s}: other job's doc removed"
+    );
+    assert_eq!(
+        s.delete_job(&j1).await.expect("re-delete"),
+        0,
+        "{s}: re-delete"
+    );
+    s.delete_job(&j2).await.expect("cleanup");
+}
+
+/// Auxiliary objects land under the job prefix; bad names are refused.
+pub async fn sink_aux(s: &dyn Sink) {
+    let job = JobId::new();
+    let k = s
+        .put_aux(&job, "chunks.jsonl", b"{}\n".to_vec())
+        .await
+        .expect("aux");
+    assert_eq!(k, format!("{job}/chunks.jsonl"), "{s}");
+    assert_eq!(
+        s.get(&k).await.expect("get").as_deref(),
+        Some(&b"{}\n"[..]),
+        "{s}"
+    );
+    for bad in ["../x", "a/b", ".hidden", ""] {
+        assert!(
+            s.put_aux(&job, bad, vec![]).await.is_err(),
+            "{s}: accepted aux name {bad:?}"
+        );
+    }
+    s.delete_job(&job).await.expect("cleanup");
+}
+
+/// Every sink check, through `&dyn` and through `Arc<dyn>`.
+pub async fn sink_suite(s: Arc<dyn Sink>) {
+    for pass in 0..2 {
+        let r: &dyn Sink = if pass == 0 { &*s } else { &s };
+        sink_round_trip(r).await;
+        sink_idempotent_put(r).await;
+        sink_title_collision(r).await;
+        sink_delete_isolation(r).await;
+        sink_aux(r).await;
+    }
+}
+
+// ---------------------------------------------------------------- DedupStore
+
+/// insert-if-absent, insert_many with repeats, contains, isolation, clear.
+pub async fn dedup_basics(d: &dyn DedupStore) {
+    let j1 = JobId::new();
+    let j2 = JobId::new();
+    assert!(
+        d.insert(&j1, "example.com/a").await.expect("insert"),
+        "{d}: first insert"
+    );
+    assert!(
+        !d.insert(&j1, "example.com/a").await.expect("insert"),
+        "{d}: second insert won"
+    );
+    assert!(
+        d.contains(&j1, "example.com/a").await.expect("contains"),
+        "{d}"
+    );
+    assert!(
+        !d.contains(&j2, "example.com/a").await.expect("contains"),
+        "{d}: jobs not isolated"
+    );
+    let keys: Vec<String> = ["b", "a", "b", "c"]
+        .iter()
+        .map(|k| format!("example.com/{k}"))
+        .collect();
+    let flags = d.insert_many(&j1, &keys).await.expect("insert_many");
+    assert_eq!(
+        flags,
+        vec![true, false, false, true],
+        "{d}: insert_many flags"
+    );
+    assert!(
+        d.insert(&j2, "example.com/a").await.expect("insert"),
+        "{d}: other job"
+    );
+    d.clear_job(&j1).await.expect("clear");
+    assert!(
+        !d.contains(&j1, "example.com/a").await.expect("contains"),
+        "{d}: clear"
+    );
+    assert!(
+        d.contains(&j2, "example.com/a").await.expect("contains"),
+        "{d}: clear isolation"
+    );
+    d.clear_job(&j2).await.expect("clear");
+}
+
+/// 32 concurrent inserts of one key: exactly one winner.
+pub async fn dedup_single_winner(d: Arc<dyn DedupStore>) {
+    for round in 0..3 {
+        let job = JobId::new();
+        let key = format!("example.com/race/{round}");
+        let tasks: Vec<_> = (0..32)
+            .map(|_| {
+                let d = Arc::clone(&d);
+                let job = job.clone();
+                let key = key.clone();
+                tokio::spawn(async move { d.insert(&job, &key).await })
+            })
+            .collect();
+        let mut wins = 0;
+        for t in tasks {
+            if t.await.expect("join").expect("insert") {
+                wins += 1;
+            }
+        }
+        assert_eq!(wins, 1, "{d}: {wins} winners for one key");
+        d.clear_job(&job).await.expect("clear");
+    }
+}
+
+/// TTL window: a key is present until the TTL passes, then insertable again. `d` must use
+/// `clock` and a TTL of `ttl`.
+pub async fn dedup_ttl_window(d: &dyn DedupStore, clock: &ManualClock, ttl: Duration) {
+    let job = JobId::new();
+    assert!(
+        d.insert(&job, "example.com/t").await.expect("insert"),
+        "{d}"
+    );
+    clock.advance(ttl - Duration::from_secs(60));
+    assert!(
+        !d.insert(&job, "example.com/t").await.expect("insert"),
+        "{d}: expired too early"
+    );
+    assert!(
+        d.contains(&job, "example.com/t").await.expect("contains"),
+        "{d}"
+    );
+    clock.advance(Duration::from_secs(120));
+    assert!(
+        !d.contains(&job, "example.com/t").await.expect("contains"),
+        "{d}: TTL not enforced"
+    );
+    assert!(
+        d.insert(&job, "example.com/t").await.expect("insert"),
+        "{d}: expired key not reinsertable"
+    );
+    d.clear_job(&job).await.expect("clear");
+}
+
+/// Every dedup check that needs no clock, through `&dyn` and `Arc<dyn>`.
+pub async fn dedup_suite(d: Arc<dyn DedupStore>) {
+    dedup_basics(&*d).await;
+    dedup_basics(&d).await;
+    dedup_single_winner(Arc::clone(&d)).await;
+}
+
+// ---------------------------------------------------------------- Frontier
+
+/// Breadth-first order, leases, completion, requeue, isolation.
+pub async fn frontier_basics(f: &dyn Frontier) {
+    let j = JobId::new();
+    let other = JobId::new();
+    let e = |p: &str, d: u32| FrontierEntry::new(url(&format!("https://example.com/{p}")), d);
+    f.push(&j, vec![e("b1", 1), e("a0", 0), e("b2", 1)])
+        .await
+        .expect("push");
+    f.push(&other, vec![e("o", 0)]).await.expect("push");
+    assert_eq!(f.pending(&j).await.expect("pending"), 3, "{f}");
+    let first = f.pop(&j).await.expect("pop").expect("entry");
+    assert_eq!(first, e("a0", 0), "{f}: not breadth-first");
+    let second = f.pop(&j).await.expect("pop").expect("entry");
+    assert_eq!(second, e("b1", 1), "{f}: not FIFO within a depth");
+    assert_eq!(
+        f.pending(&j).await.expect("pending"),
+        3,
+        "{f}: leased entries must count"
+    );
+    f.complete(&j, &first.url).await.expect("complete");
+    f.complete(&j, &first.url).await.expect("complete twice");
+    assert_eq!(f.pending(&j).await.expect("pending"), 2, "{f}");
+    assert_eq!(
+        f.requeue_leased(&j).await.expect("requeue"),
+        1,
+        "{f}: requeue count"
+    );
+    let again = f.pop(&j).await.expect("pop").expect("entry");
+    assert_eq!(again, e("b1", 1), "{f}: requeued entry not first");
+    f.complete(&j, &again.url).await.expect("complete");
+    let last = f.pop(&j).await.expect("pop").expect("entry");
+    f.complete(&j, &last.url).await.expect("complete");
+    assert!(
+        f.pop(&j).await.expect("pop").is_none(),
+        "{f}: extra entries"
+    );
+    assert_eq!(f.pending(&j).await.expect("pending"), 0, "{f}");
+    assert_eq!(
+        f.pending(&other).await.expect("pending"),
+        1,
+        "{f}: jobs not isolated"
+    );
+    f.clear_job(&other).await.expect("clear");
+    assert_eq!(f.pending(&other).await.expect("pending"), 0, "{f}: clear");
+    f.clear_job(&j).await.expect("clear");
+}
+
+/// Every frontier check, through `&dyn` and `Arc<dyn>`.
+pub async fn frontier_suite(f: Arc<dyn Frontier>) {
+    frontier_basics(&*f).await;
+    frontier_basics(&f).await;
+}
+
+// ---------------------------------------------------------------- JobStore
+
+fn record(max_pages: u32, assistant: Option<&str>) -> JobRecord {
+    let req = CrawlRequest::builder("https://example.com/")
+        .max_pages(max_pages)
+        .assistant_id(assistant.map(str::to_owned))
+        .build()
+        .expect("request");
+    JobRecord::new(JobId::new(), req, OffsetDateTime::now_utc())
+}
+
+/// create, get, list by assistant, finish once, delete.
+pub async fn jobs_lifecycle(s: &dyn JobStore) {
+    let assistant = format!("asst-{}", JobId::new());
+    let r = record(10, Some(&assistant));
+    s.create(&r).await.expect("create");
+    assert!(
+        s.create(&r).await.is_err(),
+        "{s}: duplicate create accepted"
+    );
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(got.status, JobStatus::Running, "{s}");
+    assert_eq!(got.request, r.request, "{s}: request round trip");
+    let other = record(10, Some("someone-else"));
+    s.create(&other).await.expect("create");
+    let mine = s.list(Some(&assistant)).await.expect("list");
+    assert_eq!(mine.len(), 1, "{s}: list leaks other assistants' jobs");
+    assert!(
+        s.finish(&r.id, JobStatus::Completed, None)
+            .await
+            .expect("finish"),
+        "{s}"
+    );
+    assert!(
+        !s.finish(&r.id, JobStatus::Failed, Some("late".into()))
+            .await
+            .expect("finish"),
+        "{s}: second finish changed state"
+    );
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(
+        (got.status, got.failure.as_deref()),
+        (JobStatus::Completed, None),
+        "{s}"
+    );
+    assert!(got.completed_at.is_some(), "{s}: completed_at");
+    s.delete(&r.id).await.expect("delete");
+    assert!(s.get(&r.id).await.expect("get").is_none(), "{s}: delete");
+    assert!(s.delete(&r.id).await.is_err(), "{s}: deleting unknown job");
+    s.delete(&other.id).await.expect("cleanup");
+}
+
+/// Counters: reservations never exceed the budget under 32 concurrent callers; processed
+/// never exceeds total; reasons are counted.
+pub async fn jobs_budget(s: Arc<dyn JobStore>) {
+    let r = record(17, None);
+    s.create(&r).await.expect("create");
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            let id = r.id.clone();
+            tokio::spawn(async move {
+                let mut won = 0;
+                for _ in 0..3 {
+                    if s.reserve_page(&id).await.expect("reserve") {
+                        won += 1;
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for t in tasks {
+        won += t.await.expect("join");
+    }
+    assert_eq!(won, 17, "{s}: {won} reservations for a budget of 17");
+    for i in 0..17 {
+        let o = if i % 3 == 0 {
+            PageOutcome::Skipped("http_404".into())
+        } else {
+            PageOutcome::Stored
+        };
+        s.record_page(&r.id, &o).await.expect("record");
+    }
+    s.record_page(&r.id, &PageOutcome::Stored)
+        .await
+        .expect("record extra");
+    s.record_excluded(&r.id, "robots_disallowed")
+        .await
+        .expect("excluded");
+    let p = s.get(&r.id).await.expect("get").expect("record").progress;
+    assert_eq!(
+        (p.pages_total, p.pages_processed),
+        (17, 17),
+        "{s}: counters"
+    );
+    assert_eq!(
+        (p.stored, p.skipped.get("http_404").copied()),
+        (11, Some(6)),
+        "{s}"
+    );
+    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(1), "{s}");
+    s.delete(&r.id).await.expect("cleanup");
+}
+
+/// Every job store check, through `&dyn` and `Arc<dyn>`.
+pub async fn jobs_suite(s: Arc<dyn JobStore>) {
+    jobs_lifecycle(&*s).await;
+    jobs_lifecycle(&s).await;
+    jobs_budget(Arc::clone(&s)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{MemoryDedup, MemoryFrontier, MemoryJobStore, MemorySink};
+
+    #[tokio::test]
+    async fn memory_backends_pass_the_suite() {
+        sink_suite(Arc::new(MemorySink::new())).await;
+        dedup_suite(Arc::new(MemoryDedup::new())).await;
+        frontier_suite(Arc::new(MemoryFrontier::new())).await;
+        jobs_suite(Arc::new(MemoryJobStore::new())).await;
+        let clock = Arc::new(ManualClock::new(OffsetDateTime::now_utc()));
+        let ttl = Duration::from_secs(24 * 3600);
+        let d = MemoryDedup::with_clock(ttl, clock.clone());
+        dedup_ttl_window(&d, &clock, ttl).await;
+    }
+}

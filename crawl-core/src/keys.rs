@@ -1,0 +1,248 @@
+//! Storage keys and file bytes shared by every sink, so a document lands at the same key with
+//! the same bytes on disk, in S3 or anywhere else: `{job-id}/{domain}/{page-title}.md`.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use url::Url;
+
+use crate::job::JobId;
+use crate::page::Document;
+
+/// Longest slug, in bytes (well under every filesystem's 255 and S3's 1,024-byte keys).
+pub const MAX_SLUG_BYTES: usize = 96;
+
+const RESERVED: &[&str] = &[
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9", "manifest",
+];
+
+/// The domain segment of a key: the host, lowercased, with `_PORT` when the port is not the
+/// scheme's default. Contains only `[a-z0-9.-_]` and never starts with a dot.
+pub fn domain_segment(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("unknown");
+    let mut s: String = host
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '.' | '-' => c,
+            'A'..='Z' => c.to_ascii_lowercase(),
+            _ => '_',
+        })
+        .collect();
+    while s.starts_with('.') {
+        s.remove(0);
+    }
+    if s.is_empty() {
+        s.push_str("unknown");
+    }
+    if let Some(p) = url.port() {
+        let _ = write!(s, "_{p}");
+    }
+    s
+}
+
+/// A safe file name stem from a page title (or, without one, from the URL's path): letters
+/// and digits kept, everything else folded to single `-`, no dot segments, no path
+/// separators, no control characters, no reserved device names, at most
+/// [`MAX_SLUG_BYTES`] bytes.
+pub fn slug(title: Option<&str>, url: &Url) -> String {
+    let from_title = title.map(slugify).filter(|s| !s.is_empty());
+    let s = from_title.unwrap_or_else(|| {
+        let path = url.path().trim_matches('/');
+        let p = slugify(path);
+        if p.is_empty() {
+            "index".to_owned()
+        } else {
+            p
+        }
+    });
+    if RESERVED.contains(&s.as_str()) {
+        format!("page-{s}")
+    } else {
+        s
+    }
+}
+
+fn slugify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(MAX_SLUG_BYTES));
+    let mut dash = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            for l in c.to_lowercase() {
+                if out.len() + l.len_utf8() > MAX_SLUG_BYTES {
+                    return out.trim_end_matches('-').to_owned();
+                }
+                out.push(l);
+            }
+            dash = false;
+        } else if !dash && !out.is_empty() {
+            if out.len() + 1 > MAX_SLUG_BYTES {
+                break;
+            }
+            out.push('-');
+            dash = true;
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+/// Short stable hash of a URL (8 hex digits of SHA-256), used to tell apart pages whose
+/// titles collide.
+pub fn url_hash8(url: &Url) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(url.as_str().as_bytes())[..4])
+}
+
+/// The two keys a document may take: the plain title key, and the one with the URL hash
+/// that a sink uses when another URL of the same job already holds the plain key.
+pub fn document_keys(doc: &Document) -> (String, String) {
+    let dir = format!("{}/{}", doc.job, doc.domain());
+    let s = slug(doc.meta.title.as_deref(), &doc.meta.url);
+    (
+        format!("{dir}/{s}.md"),
+        format!("{dir}/{s}-{}.md", url_hash8(&doc.meta.url)),
+    )
+}
+
+/// Key of a job's manifest (url → key list, JSON).
+pub fn manifest_key(job: &JobId) -> String {
+    format!("{job}/manifest.json")
+}
+
+/// Key of an auxiliary object (`site-template.md`, `chunks.jsonl`) under the job's prefix.
+/// The name must be `[a-z0-9._-]`, at most 64 bytes, not starting with a dot.
+pub fn aux_key(job: &JobId, name: &str) -> crate::Result<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        });
+    if ok {
+        Ok(format!("{job}/{name}"))
+    } else {
+        Err(crate::Error::invalid(format!(
+            "aux name: '{}' must be [a-z0-9._-], at most 64 bytes, not starting with '.'",
+            name.chars().take(80).collect::<String>()
+        )))
+    }
+}
+
+/// The job's key prefix, with the trailing slash.
+pub fn job_prefix(job: &JobId) -> String {
+    format!("{job}/")
+}
+
+/// The markdown body as written: lines that would close the front matter (`---`) become a
+/// thematic break that cannot (`* * *`).
+pub fn escape_body(markdown: &str) -> Cow<'_, str> {
+    let needs = markdown
+        .lines()
+        .any(|l| l.trim_end().len() >= 3 && l.trim_end().bytes().all(|b| b == b'-'));
+    if !needs {
+        return Cow::Borrowed(markdown);
+    }
+    let mut out = String::with_capacity(markdown.len());
+    for line in markdown.split_inclusive('\n') {
+        let t = line.trim_end();
+        if t.len() >= 3 && t.bytes().all(|b| b == b'-') {
+            out.push_str("* * *");
+            out.push_str(&line[t.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn yaml_str(s: &str) -> String {
+    // A JSON string is a valid YAML double-quoted scalar; control characters are escaped.
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+/// The bytes every sink stores for a document: YAML front matter then the markdown.
+pub fn render_file(doc: &Document) -> String {
+    let body = escape_body(&doc.markdown);
+    let m = &doc.meta;
+    let mut out = String::with_capacity(body.len() + 512);
+    out.push_str("---\n");
+    let _ = writeln!(out, "url: {}", yaml_str(m.url.as_str()));
+    if let Some(c) = &m.canonical {
+        let _ = writeln!(out, "canonical: {}", yaml_str(c.as_str()));
+    }
+    if let Some(t) = &m.title {
+        let _ = writeln!(out, "title: {}", yaml_str(t));
+    }
+    if let Some(d) = &m.description {
+        let _ = writeln!(out, "description: {}", yaml_str(d));
+    }
+    if let Some(l) = &m.language {
+        let _ = writeln!(out, "language: {}", yaml_str(l));
+    }
+    let fetched = m
+        .fetched_at
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let _ = writeln!(out, "fetched_at: {}", yaml_str(&fetched));
+    let _ = writeln!(out, "depth: {}", m.depth);
+    let _ = writeln!(
+        out,
+        "fetched_by: {}",
+        match m.path {
+            crate::page::FetchPath::Http => "http",
+            crate::page::FetchPath::Rendered => "rendered",
+        }
+    );
+    if let Some(r) = &m.render_reason {
+        let _ = writeln!(out, "render_reason: {}", yaml_str(r));
+    }
+    let _ = writeln!(out, "content_hash: \"sha256:{}\"", doc.content_hash());
+    out.push_str("---\n\n");
+    out.push_str(&body);
+    if !body.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn slugs_are_safe_names() {
+        let url = u("https://example.com/a/b");
+        assert_eq!(slug(Some("Hello, World!"), &url), "hello-world");
+        assert_eq!(slug(Some("../../etc/passwd"), &url), "etc-passwd");
+        assert_eq!(slug(Some(".."), &url), "a-b");
+        assert_eq!(slug(Some("CON"), &url), "page-con");
+        assert_eq!(slug(Some("a\0b\u{7}c"), &url), "a-b-c");
+        assert_eq!(slug(None, &u("https://example.com/")), "index");
+        assert_eq!(slug(Some("Ünïcödé Straße"), &url), "ünïcödé-straße");
+        let long = "word ".repeat(200);
+        let s = slug(Some(&long), &url);
+        assert!(s.len() <= MAX_SLUG_BYTES && !s.ends_with('-'), "{s}");
+        let long = "é".repeat(200);
+        assert!(slug(Some(&long), &url).len() <= MAX_SLUG_BYTES);
+    }
+
+    #[test]
+    fn domain_segment_has_port_only_when_not_default() {
+        assert_eq!(domain_segment(&u("https://Example.COM/")), "example.com");
+        assert_eq!(
+            domain_segment(&u("http://127.0.0.1:8080/")),
+            "127.0.0.1_8080"
+        );
+        assert_eq!(domain_segment(&u("http://[::1]:81/")), "___1__81");
+    }
+
+    #[test]
+    fn body_cannot_close_front_matter() {
+        assert_eq!(escape_body("a\n---\nb\n----  \n"), "a\n* * *\nb\n* * *  \n");
+        assert!(matches!(escape_body("a -- b"), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,157 @@
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use crate::clock::{DynClock, SystemClock};
+use crate::error::{Error, ErrorKind, Result};
+use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
+use crate::traits::JobStore;
+
+/// In-memory [`JobStore`].
+#[derive(Debug, Clone)]
+pub struct MemoryJobStore {
+    inner: Arc<Mutex<HashMap<JobId, JobRecord>>>,
+    clock: DynClock,
+}
+
+impl Default for MemoryJobStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryJobStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryJobStore {
+            inner: Arc::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    fn with<T>(&self, job: &JobId, f: impl FnOnce(&mut JobRecord) -> T) -> Result<T> {
+        let mut g = self
+            .inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "job store lock poisoned"))?;
+        let r = g
+            .get_mut(job)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))?;
+        Ok(f(r))
+    }
+}
+
+impl fmt::Display for MemoryJobStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MemoryJobStore")
+    }
+}
+
+/// Applies a page outcome to a record's counters (shared by job stores that hold records in
+/// memory).
+pub(crate) fn apply_outcome(r: &mut JobRecord, outcome: &PageOutcome) {
+    if r.progress.pages_processed >= r.progress.pages_total {
+        return;
+    }
+    r.progress.pages_processed += 1;
+    match outcome {
+        PageOutcome::Stored => r.progress.stored += 1,
+        PageOutcome::Skipped(reason) => {
+            *r.progress.skipped.entry(reason.clone()).or_default() += 1;
+        }
+    }
+}
+
+#[async_trait]
+impl JobStore for MemoryJobStore {
+    async fn create(&self, record: &JobRecord) -> Result<()> {
+        let mut g = self
+            .inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "job store lock poisoned"))?;
+        if g.contains_key(&record.id) {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("job {} already exists", record.id),
+            ));
+        }
+        g.insert(record.id.clone(), record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, job: &JobId) -> Result<Option<JobRecord>> {
+        let g = self
+            .inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "job store lock poisoned"))?;
+        Ok(g.get(job).cloned())
+    }
+
+    async fn list(&self, assistant_id: Option<&str>) -> Result<Vec<JobRecord>> {
+        let g = self
+            .inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "job store lock poisoned"))?;
+        let mut v: Vec<JobRecord> = g
+            .values()
+            .filter(|r| assistant_id.is_none() || r.assistant_id.as_deref() == assistant_id)
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));
+        Ok(v)
+    }
+
+    async fn reserve_page(&self, job: &JobId) -> Result<bool> {
+        self.with(job, |r| {
+            if r.progress.pages_total < u64::from(r.request.max_pages) {
+                r.progress.pages_total += 1;
+                true
+            } else {
+                false
+            }
+        })
+    }
+
+    async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()> {
+        self.with(job, |r| apply_outcome(r, outcome))
+    }
+
+    async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()> {
+        self.with(job, |r| {
+            *r.progress.excluded.entry(reason.to_owned()).or_default() += 1;
+        })
+    }
+
+    async fn finish(
+        &self,
+        job: &JobId,
+        status: JobStatus,
+        failure: Option<String>,
+    ) -> Result<bool> {
+        if !status.is_final() {
+            return Err(Error::invalid("finish: status must be COMPLETED or FAILED"));
+        }
+        let now = self.clock.now();
+        self.with(job, |r| {
+            if r.status.is_final() {
+                return false;
+            }
+            r.status = status;
+            r.failure = failure;
+            r.completed_at = Some(now);
+            true
+        })
+    }
+
+    async fn delete(&self, job: &JobId) -> Result<()> {
+        let mut g = self
+            .inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "job store lock poisoned"))?;
+        g.remove(job)
+            .map(|_| ())
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))
+    }
+}

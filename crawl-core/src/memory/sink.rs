@@ -1,0 +1,118 @@
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::job::JobId;
+use crate::keys::{document_keys, job_prefix};
+use crate::page::{Document, StoredDoc};
+use crate::traits::Sink;
+
+#[derive(Debug, Default)]
+struct State {
+    objects: BTreeMap<String, Vec<u8>>,
+    /// job → url → stored doc
+    manifests: HashMap<JobId, BTreeMap<String, StoredDoc>>,
+}
+
+/// In-memory [`Sink`].
+#[derive(Debug, Clone, Default)]
+pub struct MemorySink {
+    inner: Arc<Mutex<State>>,
+}
+
+impl MemorySink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
+        self.inner
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "sink lock poisoned"))
+    }
+
+    /// Every key stored, sorted (for tests).
+    pub fn keys(&self) -> Vec<String> {
+        self.lock()
+            .map(|g| g.objects.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Display for MemorySink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MemorySink")
+    }
+}
+
+/// Picks the key for `doc` given the job's manifest (url → stored doc): the URL's existing
+/// key, else the title key if no other URL holds it, else the hashed key.
+pub(crate) fn choose_key<'a>(
+    doc: &Document,
+    held_by: impl Fn(&str) -> Option<&'a str>,
+    existing: Option<&StoredDoc>,
+) -> String {
+    if let Some(s) = existing {
+        return s.key.clone();
+    }
+    let (plain, hashed) = document_keys(doc);
+    match held_by(&plain) {
+        Some(u) if u != doc.meta.url.as_str() => hashed,
+        _ => plain,
+    }
+}
+
+#[async_trait]
+impl Sink for MemorySink {
+    async fn put(&self, doc: &Document) -> Result<StoredDoc> {
+        let bytes = doc.to_file_bytes();
+        let mut g = self.lock()?;
+        let st = &mut *g;
+        let manifest = st.manifests.entry(doc.job.clone()).or_default();
+        let key = choose_key(
+            doc,
+            |k| {
+                manifest
+                    .values()
+                    .find(|s| s.key == k)
+                    .map(|s| s.url.as_str())
+            },
+            manifest.get(doc.meta.url.as_str()),
+        );
+        let stored = StoredDoc::new(doc.meta.url.clone(), key.clone(), doc.content_hash());
+        manifest.insert(doc.meta.url.to_string(), stored.clone());
+        st.objects.insert(key, bytes);
+        Ok(stored)
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.lock()?.objects.get(key).cloned())
+    }
+
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        Ok(self
+            .lock()?
+            .manifests
+            .get(job)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn delete_job(&self, job: &JobId) -> Result<usize> {
+        let mut g = self.lock()?;
+        let n = g.manifests.remove(job).map_or(0, |m| m.len());
+        let prefix = job_prefix(job);
+        g.objects.retain(|k, _| !k.starts_with(&prefix));
+        Ok(n)
+    }
+
+    async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+        let key = crate::keys::aux_key(job, name)?;
+        self.lock()?.objects.insert(key.clone(), bytes);
+        Ok(key)
+    }
+}

@@ -1,0 +1,46 @@
+use std::fmt::{self, Debug, Display};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::error::Result;
+use crate::job::JobRecord;
+use crate::page::StoredDoc;
+
+/// Hands a finished job's documents to a knowledge base.
+///
+/// # Contract
+/// - `on_completed` is called once per completed job, after every document is stored, with
+///   the full list; an error leaves the job COMPLETED and is reported to the caller.
+/// - `on_deleted` is called when a job is deleted and must remove what `on_completed` added;
+///   both are idempotent.
+#[async_trait]
+pub trait Ingestor: Debug + Display + Send + Sync + 'static {
+    /// A job completed with these documents.
+    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()>;
+    /// A job was deleted.
+    async fn on_deleted(&self, job: &JobRecord) -> Result<()>;
+}
+
+/// Shared ingestor handle.
+pub type DynIngestor = Arc<dyn Ingestor>;
+
+/// An ingestor that does nothing (the default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopIngestor;
+
+impl Display for NoopIngestor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NoopIngestor")
+    }
+}
+
+#[async_trait]
+impl Ingestor for NoopIngestor {
+    async fn on_completed(&self, _job: &JobRecord, _docs: &[StoredDoc]) -> Result<()> {
+        Ok(())
+    }
+    async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,86 @@
+use std::fmt::{Debug, Display};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::Capabilities;
+use crate::error::Result;
+use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
+
+/// Keeps job records and the counters that make page caps exact.
+///
+/// # Contract
+/// - `create` fails with [`ErrorKind::Conflict`](crate::ErrorKind::Conflict) if the id exists.
+/// - `reserve_page` atomically increments `pages_total` and returns `true` only while
+///   `pages_total < max_pages` of the job's request: under any concurrency, in any number of
+///   processes when shared, no more than `max_pages` reservations succeed.
+/// - `record_page` adds one to `pages_processed` and to `stored` or the skip reason; it never
+///   lets `pages_processed` exceed `pages_total`.
+/// - `record_excluded` counts a URL found but never admitted, by reason.
+/// - `finish` moves a job from `Running` to a final status only; finishing an already
+///   finished job is a no-op that returns `false`.
+/// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
+#[async_trait]
+pub trait JobStore: Debug + Display + Send + Sync + 'static {
+    /// Creates a job record.
+    async fn create(&self, record: &JobRecord) -> Result<()>;
+    /// The job's record.
+    async fn get(&self, job: &JobId) -> Result<Option<JobRecord>>;
+    /// Every job, or those of one assistant, newest first.
+    async fn list(&self, assistant_id: Option<&str>) -> Result<Vec<JobRecord>>;
+    /// Reserves one page of the job's budget.
+    async fn reserve_page(&self, job: &JobId) -> Result<bool>;
+    /// Records how an admitted page ended.
+    async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()>;
+    /// Counts a URL that was found but not admitted.
+    async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()>;
+    /// Ends a running job; `false` when it had already ended.
+    async fn finish(&self, job: &JobId, status: JobStatus, failure: Option<String>)
+        -> Result<bool>;
+    /// Removes the job's record.
+    async fn delete(&self, job: &JobId) -> Result<()>;
+
+    /// What this store can do.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::LOCAL
+    }
+}
+
+/// Shared job store handle.
+pub type DynJobStore = Arc<dyn JobStore>;
+
+#[async_trait]
+impl<T: JobStore + ?Sized> JobStore for Arc<T> {
+    async fn create(&self, record: &JobRecord) -> Result<()> {
+        (**self).create(record).await
+    }
+    async fn get(&self, job: &JobId) -> Result<Option<JobRecord>> {
+        (**self).get(job).await
+    }
+    async fn list(&self, assistant_id: Option<&str>) -> Result<Vec<JobRecord>> {
+        (**self).list(assistant_id).await
+    }
+    async fn reserve_page(&self, job: &JobId) -> Result<bool> {
+        (**self).reserve_page(job).await
+    }
+    async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()> {
+        (**self).record_page(job, outcome).await
+    }
+    async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()> {
+        (**self).record_excluded(job, reason).await
+    }
+    async fn finish(
+        &self,
+        job: &JobId,
+        status: JobStatus,
+        failure: Option<String>,
+    ) -> Result<bool> {
+        (**self).finish(job, status, failure).await
+    }
+    async fn delete(&self, job: &JobId) -> Result<()> {
+        (**self).delete(job).await
+    }
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+}

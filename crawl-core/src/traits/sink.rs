@@ -1,0 +1,76 @@
+use std::fmt::{Debug, Display};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::Capabilities;
+use crate::error::Result;
+use crate::job::JobId;
+use crate::page::{Document, StoredDoc};
+
+/// Stores documents as `{job-id}/{domain}/{page-title}.md` plus a per-job manifest.
+///
+/// # Contract
+/// - `put` writes [`Document::to_file_bytes`] atomically (a reader never sees half a file) at
+///   the first key of [`document_keys`](crate::keys::document_keys) not held by another URL
+///   of the same job, else at the second; it returns where.
+/// - `put` is idempotent: the same document put twice lands at the same key with the same
+///   bytes, and the manifest lists it once.
+/// - `get` returns the stored bytes of a key; `list` the job's documents (manifest order is
+///   not specified).
+/// - `delete_job` removes every object of the job and nothing of any other job; it is safe
+///   to re-run and returns how many documents it removed.
+#[async_trait]
+pub trait Sink: Debug + Display + Send + Sync + 'static {
+    /// Stores one document.
+    async fn put(&self, doc: &Document) -> Result<StoredDoc>;
+    /// Bytes at `key` (relative to the sink root), if any.
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// The job's stored documents.
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>>;
+    /// Removes the job's documents and manifest.
+    async fn delete_job(&self, job: &JobId) -> Result<usize>;
+
+    /// Overwrites the document at an existing key with new markdown (used by template
+    /// stripping when a crawl finalises). The default re-puts the document.
+    async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
+        let _ = stored;
+        self.put(doc).await
+    }
+
+    /// Writes an auxiliary object (site template, chunks) under the job's prefix.
+    async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String>;
+
+    /// What this sink can do.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::LOCAL
+    }
+}
+
+/// Shared sink handle.
+pub type DynSink = Arc<dyn Sink>;
+
+#[async_trait]
+impl<T: Sink + ?Sized> Sink for Arc<T> {
+    async fn put(&self, doc: &Document) -> Result<StoredDoc> {
+        (**self).put(doc).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        (**self).get(key).await
+    }
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        (**self).list(job).await
+    }
+    async fn delete_job(&self, job: &JobId) -> Result<usize> {
+        (**self).delete_job(job).await
+    }
+    async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
+        (**self).replace(stored, doc).await
+    }
+    async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+        (**self).put_aux(job, name, bytes).await
+    }
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+}
