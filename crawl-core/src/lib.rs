@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 pub mod clock;
+pub mod detect;
+pub mod engine;
 pub mod error;
 pub mod extract;
 pub mod job;
@@ -15,6 +17,7 @@ pub mod url;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
+pub use engine::{Crawler, CrawlerBuilder, JobHandle, TemplateOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use job::{JobId, JobRecord, JobStatus, PageOutcome, Progress};
 pub use page::{

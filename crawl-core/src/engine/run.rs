@@ -1,0 +1,188 @@
+//! One job from start to end: the worker loop, termination and finalisation.
+
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use super::admit::Admission;
+use super::page::{PageResult, PageTask};
+use super::Inner;
+use crate::error::{Error, ErrorKind, Result};
+use crate::job::{JobRecord, JobStatus, PageOutcome};
+use crate::net::{NetworkPolicy, RequestGate};
+use crate::traits::{DynFetcher, FrontierEntry};
+use crate::url::{normalize, Scope};
+
+pub(super) struct JobRun {
+    inner: Arc<Inner>,
+    record: JobRecord,
+    fetcher: DynFetcher,
+    cancel: CancellationToken,
+}
+
+/// Why a job stopped early.
+enum Stop {
+    Cancelled,
+    Failed(String),
+}
+
+impl JobRun {
+    pub(super) fn new(
+        inner: Arc<Inner>,
+        record: JobRecord,
+        fetcher: DynFetcher,
+        cancel: CancellationToken,
+    ) -> Self {
+        JobRun {
+            inner,
+            record,
+            fetcher,
+            cancel,
+        }
+    }
+
+    pub(super) async fn run(self, resume: bool) -> Result<JobRecord> {
+        let id = self.record.id.clone();
+        let outcome = self.crawl(resume).await;
+        let jobs = &self.inner.jobs;
+        match outcome {
+            Ok(()) => {
+                if let Err(e) = self.finalise().await {
+                    warn!(job = %id, error = %e, "finalising failed");
+                    jobs.finish(&id, JobStatus::Failed, Some(format!("finalise: {e}")))
+                        .await?;
+                } else {
+                    jobs.finish(&id, JobStatus::Completed, None).await?;
+                    let record = self.current().await?;
+                    let docs = self.inner.sink.list(&id).await?;
+                    self.inner.ingestor.on_completed(&record, &docs).await?;
+                }
+            }
+            Err(Stop::Cancelled) => {
+                jobs.finish(&id, JobStatus::Failed, Some("cancelled".into()))
+                    .await?;
+            }
+            Err(Stop::Failed(reason)) => {
+                jobs.finish(&id, JobStatus::Failed, Some(reason)).await?;
+            }
+        }
+        self.current().await
+    }
+
+    async fn current(&self) -> Result<JobRecord> {
+        self.inner.jobs.get(&self.record.id).await?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("job {} vanished", self.record.id),
+            )
+        })
+    }
+
+    async fn crawl(&self, resume: bool) -> std::result::Result<(), Stop> {
+        let req = &self.record.request;
+        let id = &self.record.id;
+        let scope = Arc::new(Scope::of(req));
+        let policy = if req.allow_private_network {
+            NetworkPolicy::allow_private()
+        } else {
+            NetworkPolicy::public_only()
+        };
+        let gate = RequestGate::new(scope, policy);
+        let admission = Arc::new(Admission::new(
+            Arc::clone(&self.inner),
+            self.record.clone(),
+            Arc::clone(&self.fetcher),
+            gate.clone(),
+        ));
+        let fail = |e: Error| Stop::Failed(e.to_string());
+
+        if resume {
+            self.inner.frontier.requeue_leased(id).await.map_err(fail)?;
+        } else {
+            let root = normalize(&req.url)
+                .ok_or_else(|| Stop::Failed("root URL is not http(s)".into()))?;
+            gate.check(&root).map_err(fail)?;
+            match admission.admit_root(&root).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::RobotsUnreachable => {
+                    return Err(Stop::Failed("robots_unreachable".into()))
+                }
+                Err(e) if e.kind() == ErrorKind::PolicyRefused => {
+                    return Err(Stop::Failed(format!("network_policy: {}", e.message())))
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        }
+
+        let task = Arc::new(PageTask::new(
+            Arc::clone(&self.inner),
+            self.record.clone(),
+            Arc::clone(&self.fetcher),
+            gate,
+        ));
+        let mut set: JoinSet<(FrontierEntry, Result<PageResult>)> = JoinSet::new();
+        let concurrency = req.concurrency.max(1);
+        loop {
+            if self.cancel.is_cancelled() {
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+                return Err(Stop::Cancelled);
+            }
+            while set.len() < concurrency {
+                match self.inner.frontier.pop(id).await.map_err(fail)? {
+                    Some(entry) => {
+                        let task = Arc::clone(&task);
+                        let admission = Arc::clone(&admission);
+                        set.spawn(async move {
+                            let r = task.process(&entry, &admission).await;
+                            (entry, r)
+                        });
+                    }
+                    None => break,
+                }
+            }
+            if set.is_empty() {
+                return Ok(());
+            }
+            let joined = tokio::select! {
+                j = set.join_next() => j,
+                () = self.cancel.cancelled() => continue,
+            };
+            let Some(joined) = joined else { continue };
+            let (entry, result) = joined.map_err(|e| Stop::Failed(format!("page task: {e}")))?;
+            match result {
+                Ok(r) => {
+                    debug!(url = %entry.url, outcome = ?r.outcome, "page done");
+                    self.inner
+                        .jobs
+                        .record_page(id, &r.outcome)
+                        .await
+                        .map_err(fail)?;
+                    self.inner
+                        .frontier
+                        .complete(id, &entry.url)
+                        .await
+                        .map_err(fail)?;
+                }
+                Err(e) => {
+                    // A page task only errors when a backend failed for good: stop the job,
+                    // keeping what is stored.
+                    set.abort_all();
+                    while set.join_next().await.is_some() {}
+                    let _ = self
+                        .inner
+                        .jobs
+                        .record_page(id, &PageOutcome::Skipped(e.code().into_owned()))
+                        .await;
+                    return Err(Stop::Failed(format!("{e}")));
+                }
+            }
+        }
+    }
+
+    async fn finalise(&self) -> Result<()> {
+        super::page::strip_templates(&self.inner, &self.record).await
+    }
+}
