@@ -127,15 +127,28 @@ pub fn resolve_link(base: &Url, href: &str) -> Option<Url> {
 }
 
 /// The dedup key of a normalized URL: the URL without its scheme (`http` and `https` of one
-/// page are the same page) and with `www.` folded when `fold_www` is set.
+/// page are the same page), without a trailing slash on the path (`/docs` and `/docs/` are
+/// one page on nearly every site), and with `www.` folded when `fold_www` is set.
 pub fn dedup_key(url: &Url, fold_www: bool) -> String {
-    let s = url.as_str();
-    let rest = s.split_once("://").map_or(s, |(_, r)| r);
-    if fold_www {
-        rest.strip_prefix("www.").unwrap_or(rest).to_owned()
+    let host = url.host_str().unwrap_or_default();
+    let host = if fold_www {
+        host.strip_prefix("www.").unwrap_or(host)
     } else {
-        rest.to_owned()
+        host
+    };
+    let mut key = String::with_capacity(url.as_str().len());
+    key.push_str(host);
+    if let Some(p) = url.port() {
+        key.push(':');
+        key.push_str(&p.to_string());
     }
+    let path = url.path();
+    key.push_str(if path.len() > 1 { path.trim_end_matches('/') } else { path });
+    if let Some(q) = url.query() {
+        key.push('?');
+        key.push_str(q);
+    }
+    key
 }
 
 /// Why a URL looks like a crawler trap, if it does: over-long URLs, too many path segments,
@@ -207,6 +220,10 @@ mod tests {
         let b = Url::parse("https://example.com/a").unwrap();
         assert_eq!(dedup_key(&a, true), dedup_key(&b, true));
         assert_ne!(dedup_key(&a, false), dedup_key(&b, false));
+        let c = Url::parse("https://example.com/a/").unwrap();
+        assert_eq!(dedup_key(&c, true), dedup_key(&b, true));
+        let root = Url::parse("https://example.com:8080/?q=1").unwrap();
+        assert_eq!(dedup_key(&root, true), "example.com:8080/?q=1");
     }
 
     #[test]

@@ -1,0 +1,165 @@
+//! Crawl one site into markdown files: `cargo run --release --example crawl -- URL`.
+//!
+//! Files land in `OUT/{job-id}/{domain}/{page-title}.md`. A progress bar goes to stderr, then
+//! a summary; `--json` prints the summary as one JSON object on stdout. Exit status 0 when
+//! the job completed, 1 when it failed, 2 when the input was refused.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use kb_crawl::store::{FsSink, MokaDedup};
+use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobStatus};
+use serde::Serialize;
+
+/// Crawl one website politely into clean markdown files for a knowledge base.
+#[derive(Debug, Parser)]
+#[command(name = "crawl", version)]
+struct Args {
+    /// Root URL (http or https); the crawl stays on its host.
+    url: String,
+    /// Link hops from the root (the root is depth 0).
+    #[arg(long, default_value_t = 2)]
+    depth: u32,
+    /// Cap on page URLs fetched.
+    #[arg(long, default_value_t = 100)]
+    max_pages: u32,
+    /// Output folder.
+    #[arg(long, default_value = "./kb")]
+    out: PathBuf,
+    /// Pages in flight at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Requests per second per host; 0 removes the limit.
+    #[arg(long, default_value_t = 2.0)]
+    rate: f64,
+    /// Allow hosts on loopback, private and link-local networks (intranets, local tests).
+    #[arg(long)]
+    allow_private_network: bool,
+    /// Remove the depth 5 / 500 pages / 2 req/s guardrails.
+    #[arg(long)]
+    lift_guardrails: bool,
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    crawl_job_id: String,
+    status: JobStatus,
+    pages_processed: u64,
+    pages_total: u64,
+    stored: u64,
+    skipped: BTreeMap<String, u64>,
+    excluded: BTreeMap<String, u64>,
+    failure: Option<String>,
+    out_dir: String,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KB_CRAWL_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(args).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
+    let guardrails = if args.lift_guardrails {
+        Guardrails::lifted()
+    } else {
+        Guardrails::default()
+    };
+    let request = CrawlRequest::builder(&args.url)
+        .max_depth(args.depth)
+        .max_pages(args.max_pages)
+        .concurrency(args.concurrency)
+        .rate(Some(args.rate))
+        .allow_private_network(args.allow_private_network)
+        .guardrails(guardrails)
+        .build()?;
+    let sink = Arc::new(FsSink::new(&args.out)?);
+    let crawler = Crawler::builder()
+        .sink(sink)
+        .dedup(Arc::new(MokaDedup::new()))
+        .build()?;
+    let handle = crawler.start(request).await?;
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let job = handle.id().clone();
+    let jobs = Arc::clone(crawler.jobs());
+    let poll = {
+        let bar = bar.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Ok(Some(r)) = jobs.get(&job).await {
+                    bar.set_length(r.progress.pages_total);
+                    bar.set_position(r.progress.pages_processed);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let record = handle.wait().await;
+    poll.abort();
+    let record = record?;
+    bar.set_length(record.progress.pages_total);
+    bar.set_position(record.progress.pages_processed);
+    bar.finish_and_clear();
+
+    let p = &record.progress;
+    let summary = Summary {
+        crawl_job_id: record.id.to_string(),
+        status: record.status,
+        pages_processed: p.pages_processed,
+        pages_total: p.pages_total,
+        stored: p.stored,
+        skipped: p.skipped.clone(),
+        excluded: p.excluded.clone(),
+        failure: record.failure.clone(),
+        out_dir: args.out.join(record.id.as_str()).display().to_string(),
+    };
+    eprintln!(
+        "{} {}: {}/{} pages processed, {} stored in {}",
+        summary.crawl_job_id, summary.status, summary.pages_processed, summary.pages_total, summary.stored, summary.out_dir
+    );
+    for (reason, n) in &summary.skipped {
+        eprintln!("  skipped {n:>5}  {reason}");
+    }
+    for (reason, n) in &summary.excluded {
+        eprintln!("  excluded {n:>4}  {reason}");
+    }
+    if let Some(f) = &summary.failure {
+        eprintln!("  failure: {f}");
+    }
+    if args.json {
+        match serde_json::to_string(&summary) {
+            Ok(j) => println!("{j}"),
+            Err(e) => eprintln!("error: cannot print JSON summary: {e}"),
+        }
+    }
+    Ok(if record.status == JobStatus::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
