@@ -18,7 +18,7 @@ use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
 #[derive(Debug, Parser)]
-#[command(name = "crawl", version)]
+#[command(name = "crawl", version, args_override_self = true)]
 struct Args {
     /// Root URL (http or https); the crawl stays on its host.
     url: String,
