@@ -102,8 +102,10 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
         .build()?;
     let handle = crawler.start(request).await?;
     let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let job = handle.id().clone();
     let jobs = Arc::clone(crawler.jobs());
@@ -140,7 +142,12 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     };
     eprintln!(
         "{} {}: {}/{} pages processed, {} stored in {}",
-        summary.crawl_job_id, summary.status, summary.pages_processed, summary.pages_total, summary.stored, summary.out_dir
+        summary.crawl_job_id,
+        summary.status,
+        summary.pages_processed,
+        summary.pages_total,
+        summary.stored,
+        summary.out_dir
     );
     for (reason, n) in &summary.skipped {
         eprintln!("  skipped {n:>5}  {reason}");

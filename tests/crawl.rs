@@ -54,8 +54,21 @@ fn files(root: &std::path::Path, rec: &JobRecord) -> BTreeSet<String> {
 fn expected(depth: u32) -> BTreeSet<String> {
     let levels: [&[&str]; 5] = [
         &["fixture-home"],
-        &["section-a", "section-b", "section-c", "b-page-two", "café-latin"],
-        &["a-one", "a-two", "a-three", "b-page-three", "same-title", "same-title-#"],
+        &[
+            "section-a",
+            "section-b",
+            "section-c",
+            "b-page-two",
+            "café-latin",
+        ],
+        &[
+            "a-one",
+            "a-two",
+            "a-three",
+            "b-page-three",
+            "same-title",
+            "same-title-#",
+        ],
         &["a-one-deep", "c-one-x"],
         &["a-one-deeper"],
     ];
@@ -83,10 +96,17 @@ async fn depth_gives_the_exact_set_of_files() {
             let fx = Fixture::site().await;
             let (dir, rec) = crawl(&fx, request(&fx, depth, 500, concurrency)).await;
             assert_eq!(rec.status, JobStatus::Completed, "{:?}", rec.failure);
-            assert_eq!(files(dir.path(), &rec), expected(depth), "depth {depth} c{concurrency}");
+            assert_eq!(
+                files(dir.path(), &rec),
+                expected(depth),
+                "depth {depth} c{concurrency}"
+            );
             let p = &rec.progress;
             assert_eq!(p.pages_processed, p.pages_total, "depth {depth}");
-            assert_eq!(p.stored + p.skipped.values().sum::<u64>(), p.pages_processed);
+            assert_eq!(
+                p.stored + p.skipped.values().sum::<u64>(),
+                p.pages_processed
+            );
             if depth >= 1 {
                 assert_eq!(p.excluded.get("robots_disallowed"), Some(&1), "{p:?}");
                 assert_eq!(p.skipped.get("http_404"), Some(&1), "{p:?}");
@@ -98,9 +118,20 @@ async fn depth_gives_the_exact_set_of_files() {
             }
             // Duplicates by fragment, trailing slash and tracking parameters are fetched once.
             let hits = fx.page_hits();
-            assert!(!hits.iter().any(|h| h.contains("utm_") || h.contains("fbclid")), "{hits:?}");
-            assert_eq!(hits.iter().filter(|h| *h == "/a/").count(), usize::from(depth >= 1));
-            assert!(!hits.iter().any(|h| h.starts_with("/private/")), "robots.txt ignored");
+            assert!(
+                !hits
+                    .iter()
+                    .any(|h| h.contains("utm_") || h.contains("fbclid")),
+                "{hits:?}"
+            );
+            assert_eq!(
+                hits.iter().filter(|h| *h == "/a/").count(),
+                usize::from(depth >= 1)
+            );
+            assert!(
+                !hits.iter().any(|h| h.starts_with("/private/")),
+                "robots.txt ignored"
+            );
         }
     }
 }
@@ -113,7 +144,11 @@ async fn max_pages_is_exact_under_concurrency() {
             let (dir, rec) = crawl(&fx, request(&fx, 5, max, concurrency)).await;
             let p = &rec.progress;
             assert_eq!(rec.status, JobStatus::Completed);
-            assert_eq!((p.pages_total, p.pages_processed), (u64::from(max), u64::from(max)), "max {max} c{concurrency}: {p:?}");
+            assert_eq!(
+                (p.pages_total, p.pages_processed),
+                (u64::from(max), u64::from(max)),
+                "max {max} c{concurrency}: {p:?}"
+            );
             assert_eq!(p.stored as usize, files(dir.path(), &rec).len());
             // Each admitted page is one page fetch, plus the hops of the two redirect chains.
             let fetched: BTreeSet<String> = fx
@@ -121,7 +156,10 @@ async fn max_pages_is_exact_under_concurrency() {
                 .into_iter()
                 .filter(|h| !matches!(h.as_str(), "/redirect-1" | "/b/page2.html" | "/elsewhere"))
                 .collect();
-            assert!(fetched.len() <= max as usize, "max {max}: fetched {fetched:?}");
+            assert!(
+                fetched.len() <= max as usize,
+                "max {max}: fetched {fetched:?}"
+            );
         }
     }
 }
@@ -131,7 +169,13 @@ async fn non_utf8_page_is_decoded_before_extraction() {
     let fx = Fixture::site().await;
     let (dir, rec) = crawl(&fx, request(&fx, 1, 500, 4)).await;
     let domain = format!("127.0.0.1_{}", fx.addr.port());
-    let text = std::fs::read_to_string(dir.path().join(rec.id.as_str()).join(domain).join("café-latin.md")).unwrap();
+    let text = std::fs::read_to_string(
+        dir.path()
+            .join(rec.id.as_str())
+            .join(domain)
+            .join("café-latin.md"),
+    )
+    .unwrap();
     assert!(text.contains("naïve, élève"), "{text}");
     assert!(text.contains("language: \"fr\""), "{text}");
 }
@@ -155,7 +199,12 @@ async fn consecutive_requests_respect_the_rate_limit() {
     for w in hits.windows(2) {
         let gap = w[1].at.duration_since(w[0].at);
         // 100 ms interval; a few ms of slack for the server's own scheduling.
-        assert!(gap >= Duration::from_millis(95), "{} -> {} only {gap:?} apart", w[0].path, w[1].path);
+        assert!(
+            gap >= Duration::from_millis(95),
+            "{} -> {} only {gap:?} apart",
+            w[0].path,
+            w[1].path
+        );
     }
 }
 
@@ -206,7 +255,14 @@ async fn every_fetch_and_write_goes_through_the_traits() {
     hits.sort();
     // Query strings are part of the hit path; the fixture's links carry none after
     // normalization.
-    assert_eq!(calls, hits, "a request reached the server without going through the Fetcher");
-    let docs = sink.keys().into_iter().filter(|k| k.ends_with(".md")).count() as u64;
+    assert_eq!(
+        calls, hits,
+        "a request reached the server without going through the Fetcher"
+    );
+    let docs = sink
+        .keys()
+        .into_iter()
+        .filter(|k| k.ends_with(".md"))
+        .count() as u64;
     assert_eq!(docs, rec.progress.stored);
 }

@@ -16,7 +16,9 @@ use crate::clock::ManualClock;
 use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 use crate::page::{Document, DocumentMeta, FetchPath};
 use crate::request::CrawlRequest;
-use crate::traits::{DedupStore, Frontier, FrontierEntry, JobStore, Sink};
+use crate::traits::{
+    Admit, Candidate, CrawlLedger, DedupStore, Frontier, FrontierEntry, JobStore, Sink,
+};
 
 fn url(s: &str) -> Url {
     Url::parse(s).expect("test url")
@@ -470,6 +472,89 @@ pub async fn jobs_suite(s: Arc<dyn JobStore>) {
     jobs_budget(Arc::clone(&s)).await;
 }
 
+// ---------------------------------------------------------------- CrawlLedger
+
+/// Admission in order with dedup, exclusions and the budget; finishing a page counts it and
+/// ends its lease. `l` must keep its state in `jobs` and `frontier`.
+pub async fn ledger_admit_and_finish(
+    l: &dyn CrawlLedger,
+    jobs: &dyn JobStore,
+    frontier: &dyn Frontier,
+) {
+    let r = record(3, None);
+    jobs.create(&r).await.expect("create");
+    let c = |p: &str, excluded: Option<&str>| {
+        Candidate::new(
+            format!("example.com/{p}"),
+            FrontierEntry::new(url(&format!("https://example.com/{p}")), 1),
+            excluded.map(str::to_owned),
+        )
+    };
+    let got = l
+        .admit(
+            &r.id,
+            vec![
+                c("a", None),
+                c("b", Some("robots_disallowed")),
+                c("a", None),
+                c("c", None),
+            ],
+        )
+        .await
+        .expect("admit");
+    assert_eq!(
+        got,
+        vec![
+            Admit::Admitted,
+            Admit::Excluded,
+            Admit::Seen,
+            Admit::Admitted
+        ],
+        "{l}"
+    );
+    let got = l
+        .admit(&r.id, vec![c("b", None), c("d", None), c("e", None)])
+        .await
+        .expect("admit");
+    assert_eq!(
+        got,
+        vec![Admit::Seen, Admit::Admitted, Admit::OverBudget],
+        "{l}"
+    );
+    let p = jobs
+        .get(&r.id)
+        .await
+        .expect("get")
+        .expect("record")
+        .progress;
+    assert_eq!(p.pages_total, 3, "{l}: reservations");
+    assert_eq!(p.excluded.get("robots_disallowed"), Some(&1), "{l}");
+    assert_eq!(p.excluded.get("max_pages"), Some(&1), "{l}");
+    assert_eq!(
+        frontier.pending(&r.id).await.expect("pending"),
+        3,
+        "{l}: queued"
+    );
+    let e = frontier.pop(&r.id).await.expect("pop").expect("entry");
+    l.finish_page(&r.id, &e.url, &PageOutcome::Stored)
+        .await
+        .expect("finish");
+    let p = jobs
+        .get(&r.id)
+        .await
+        .expect("get")
+        .expect("record")
+        .progress;
+    assert_eq!((p.pages_processed, p.stored), (1, 1), "{l}");
+    assert_eq!(
+        frontier.pending(&r.id).await.expect("pending"),
+        2,
+        "{l}: lease not ended"
+    );
+    frontier.clear_job(&r.id).await.expect("clear");
+    jobs.delete(&r.id).await.expect("cleanup");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,6 +566,13 @@ mod tests {
         dedup_suite(Arc::new(MemoryDedup::new())).await;
         frontier_suite(Arc::new(MemoryFrontier::new())).await;
         jobs_suite(Arc::new(MemoryJobStore::new())).await;
+        let (f, d, j) = (
+            Arc::new(MemoryFrontier::new()),
+            Arc::new(MemoryDedup::new()),
+            Arc::new(MemoryJobStore::new()),
+        );
+        let l = crate::traits::ComposedLedger::new(f.clone(), d, j.clone());
+        ledger_admit_and_finish(&l, &*j, &*f).await;
         let clock = Arc::new(ManualClock::new(OffsetDateTime::now_utc()));
         let ttl = Duration::from_secs(24 * 3600);
         let d = MemoryDedup::with_clock(ttl, clock.clone());

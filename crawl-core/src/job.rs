@@ -168,6 +168,51 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
+    /// Reserves one page of the budget: `true` while `pages_total < max_pages`.
+    pub fn try_reserve_page(&mut self) -> bool {
+        if self.progress.pages_total < u64::from(self.request.max_pages) {
+            self.progress.pages_total += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Counts how an admitted page ended; never lets `pages_processed` pass `pages_total`.
+    pub fn apply_outcome(&mut self, outcome: &PageOutcome) {
+        if self.progress.pages_processed >= self.progress.pages_total {
+            return;
+        }
+        self.progress.pages_processed += 1;
+        match outcome {
+            PageOutcome::Stored => self.progress.stored += 1,
+            PageOutcome::Skipped(reason) => {
+                *self.progress.skipped.entry(reason.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// Counts a URL found but not admitted.
+    pub fn add_excluded(&mut self, reason: &str) {
+        *self.progress.excluded.entry(reason.to_owned()).or_default() += 1;
+    }
+
+    /// Moves a running job to a final status; `false` (and no change) when it had ended.
+    pub fn try_finish(
+        &mut self,
+        status: JobStatus,
+        failure: Option<String>,
+        now: OffsetDateTime,
+    ) -> bool {
+        if self.status.is_final() || !status.is_final() {
+            return false;
+        }
+        self.status = status;
+        self.failure = failure;
+        self.completed_at = Some(now);
+        true
+    }
+
     /// A new running job for `request`.
     pub fn new(id: JobId, request: CrawlRequest, started_at: OffsetDateTime) -> Self {
         JobRecord {

@@ -119,7 +119,12 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
         file = file.join("index.html");
     }
     let Ok(bytes) = tokio::fs::read(&file).await else {
-        return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/html")], "<h1>Not found</h1>").into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/html")],
+            "<h1>Not found</h1>",
+        )
+            .into_response();
     };
     let ct = match file.extension().and_then(|e| e.to_str()) {
         Some("pdf") => "application/pdf",

@@ -1,9 +1,8 @@
 //! Admission: which discovered URLs become pages of the job. Exact page caps live here: a
-//! URL is admitted only after winning the dedup insert, passing robots.txt and reserving a
-//! page of the budget in the job store.
+//! URL is admitted only when it is new in the job, passes scope, trap, policy and robots.txt
+//! checks, and a page of the budget is reserved — all through the job's [`CrawlLedger`].
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use url::Url;
@@ -12,7 +11,7 @@ use super::Inner;
 use crate::error::{ErrorKind, Result};
 use crate::job::JobRecord;
 use crate::net::RequestGate;
-use crate::traits::{DynFetcher, FrontierEntry};
+use crate::traits::{Candidate, DynFetcher, FrontierEntry};
 use crate::url::{dedup_key, normalize, trap_reason};
 
 pub(super) struct Admission {
@@ -20,7 +19,9 @@ pub(super) struct Admission {
     record: JobRecord,
     fetcher: DynFetcher,
     gate: RequestGate,
-    budget_spent: AtomicBool,
+    /// Claims that fail are ignored in a resumed run: the claimant may be this very page,
+    /// interrupted after its claim.
+    resumed: bool,
 }
 
 impl Admission {
@@ -29,13 +30,14 @@ impl Admission {
         record: JobRecord,
         fetcher: DynFetcher,
         gate: RequestGate,
+        resumed: bool,
     ) -> Self {
         Admission {
             inner,
             record,
             fetcher,
             gate,
-            budget_spent: AtomicBool::new(false),
+            resumed,
         }
     }
 
@@ -44,34 +46,53 @@ impl Admission {
         dedup_key(url, self.gate.scope().folds_www())
     }
 
-    /// Admits the root (depth 0). Robots and policy errors come back to the caller, which
-    /// fails the job for an unreachable robots.txt on the root's host.
-    pub(super) async fn admit_root(&self, root: &Url) -> Result<()> {
-        let id = &self.record.id;
-        self.inner.dedup.insert(id, &self.key(root)).await?;
-        match self.fetcher.check(root, Some(id)).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::RobotsDisallowed => {
-                self.inner.jobs.record_excluded(id, e.kind().code()).await?;
-                return Ok(());
+    /// Why a new URL may not be crawled, if it may not.
+    async fn exclusion(&self, url: &Url) -> Result<Option<String>> {
+        if let Some(trap) = trap_reason(url) {
+            return Ok(Some(trap.to_owned()));
+        }
+        if let Err(e) = self.gate.check(url) {
+            return Ok(Some(e.code().into_owned()));
+        }
+        match self.fetcher.check(url, Some(&self.record.id)).await {
+            Ok(()) => Ok(None),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::RobotsDisallowed
+                        | ErrorKind::RobotsUnreachable
+                        | ErrorKind::PolicyRefused
+                        | ErrorKind::OutOfScope
+                ) =>
+            {
+                Ok(Some(e.code().into_owned()))
             }
-            Err(e) => return Err(e),
+            Err(e) => Err(e),
         }
-        if self.inner.jobs.reserve_page(id).await? {
-            self.inner
-                .frontier
-                .push(id, vec![FrontierEntry::new(root.clone(), 0)])
-                .await?;
+    }
+
+    /// Admits the root (depth 0). An unreachable robots.txt or a refused address on the
+    /// root's host comes back as an error: the job fails with that reason.
+    pub(super) async fn admit_root(&self, root: &Url) -> Result<()> {
+        match self.fetcher.check(root, Some(&self.record.id)).await {
+            Err(e) if e.kind() != ErrorKind::RobotsDisallowed => return Err(e),
+            _ => {}
         }
+        let excluded = self.exclusion(root).await?;
+        let c = Candidate::new(
+            self.key(root),
+            FrontierEntry::new(root.clone(), 0),
+            excluded,
+        );
+        self.inner.ledger.admit(&self.record.id, vec![c]).await?;
         Ok(())
     }
 
-    /// Admits the links found on a page at `depth - 1`.
+    /// Admits the links found on a page, at `depth`.
     pub(super) async fn admit_links(&self, links: &[Url], depth: u32) -> Result<()> {
         if depth > self.record.request.max_depth || links.is_empty() {
             return Ok(());
         }
-        let id = &self.record.id;
         let mut seen = HashSet::new();
         let mut candidates = Vec::new();
         for link in links {
@@ -83,43 +104,11 @@ impl Admission {
             if !seen.insert(key.clone()) {
                 continue;
             }
-            candidates.push((u, key));
+            let excluded = self.exclusion(&u).await?;
+            candidates.push(Candidate::new(key, FrontierEntry::new(u, depth), excluded));
         }
-        if candidates.is_empty() {
-            return Ok(());
-        }
-        let keys: Vec<String> = candidates.iter().map(|(_, k)| k.clone()).collect();
-        let won = self.inner.dedup.insert_many(id, &keys).await?;
-        let mut admitted = Vec::new();
-        for ((url, _), won) in candidates.into_iter().zip(won) {
-            if !won {
-                continue;
-            }
-            if let Some(trap) = trap_reason(&url) {
-                self.inner.jobs.record_excluded(id, trap).await?;
-                continue;
-            }
-            if let Err(e) = self.gate.check(&url) {
-                self.inner.jobs.record_excluded(id, &e.code()).await?;
-                continue;
-            }
-            if let Err(e) = self.fetcher.check(&url, Some(id)).await {
-                self.inner.jobs.record_excluded(id, &e.code()).await?;
-                continue;
-            }
-            if self.budget_spent.load(Ordering::Relaxed) {
-                self.inner.jobs.record_excluded(id, "max_pages").await?;
-                continue;
-            }
-            if self.inner.jobs.reserve_page(id).await? {
-                admitted.push(FrontierEntry::new(url, depth));
-            } else {
-                self.budget_spent.store(true, Ordering::Relaxed);
-                self.inner.jobs.record_excluded(id, "max_pages").await?;
-            }
-        }
-        if !admitted.is_empty() {
-            self.inner.frontier.push(id, admitted).await?;
+        if !candidates.is_empty() {
+            self.inner.ledger.admit(&self.record.id, candidates).await?;
         }
         Ok(())
     }
@@ -127,9 +116,11 @@ impl Admission {
     /// Claims a URL reached by a redirect or named as canonical: `true` when no other page of
     /// the job has it.
     pub(super) async fn claim(&self, url: &Url) -> Result<bool> {
-        self.inner
+        let won = self
+            .inner
             .dedup
             .insert(&self.record.id, &self.key(url))
-            .await
+            .await?;
+        Ok(won || self.resumed)
     }
 }

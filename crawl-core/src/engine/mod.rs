@@ -17,8 +17,8 @@ use crate::job::{JobId, JobRecord};
 use crate::memory::{MemoryDedup, MemoryFrontier, MemoryJobStore, MemorySink};
 use crate::request::CrawlRequest;
 use crate::traits::{
-    DynDedupStore, DynFetcher, DynFrontier, DynIngestor, DynJobStore, DynRenderer, DynSink,
-    NoopIngestor,
+    ComposedLedger, CrawlLedger, DedupStore, DynDedupStore, DynFetcher, DynFrontier, DynIngestor,
+    DynJobStore, DynLedger, DynRenderer, DynSink, Frontier, JobStore, NoopIngestor,
 };
 
 /// Builds the fetcher for one job (the default builds the HTTP fetcher with the request's
@@ -32,6 +32,7 @@ struct Inner {
     dedup: DynDedupStore,
     sink: DynSink,
     jobs: DynJobStore,
+    ledger: DynLedger,
     ingestor: DynIngestor,
     clock: DynClock,
     render_deadline: Duration,
@@ -80,6 +81,7 @@ impl fmt::Debug for Crawler {
             .field("dedup", &self.inner.dedup.to_string())
             .field("sink", &self.inner.sink.to_string())
             .field("jobs", &self.inner.jobs.to_string())
+            .field("ledger", &self.inner.ledger.to_string())
             .field("ingestor", &self.inner.ingestor.to_string())
             .finish()
     }
@@ -207,6 +209,7 @@ pub struct CrawlerBuilder {
     dedup: Option<DynDedupStore>,
     sink: Option<DynSink>,
     jobs: Option<DynJobStore>,
+    ledger: Option<DynLedger>,
     ingestor: Option<DynIngestor>,
     clock: Option<DynClock>,
     render_deadline: Option<Duration>,
@@ -256,6 +259,24 @@ impl CrawlerBuilder {
         self.jobs = Some(j);
         self
     }
+    /// Admission and page-finish bookkeeping (default: composed from the frontier, dedup
+    /// store and job store).
+    pub fn ledger(mut self, l: DynLedger) -> Self {
+        self.ledger = Some(l);
+        self
+    }
+    /// One backend for the frontier, dedup store, job store and ledger (a durable embedded
+    /// store), so admissions and page ends survive a crash whole.
+    pub fn state<S>(mut self, s: Arc<S>) -> Self
+    where
+        S: Frontier + DedupStore + JobStore + CrawlLedger,
+    {
+        self.frontier = Some(Arc::clone(&s) as DynFrontier);
+        self.dedup = Some(Arc::clone(&s) as DynDedupStore);
+        self.jobs = Some(Arc::clone(&s) as DynJobStore);
+        self.ledger = Some(s as DynLedger);
+        self
+    }
     /// Knowledge-base hand-off.
     pub fn ingestor(mut self, i: DynIngestor) -> Self {
         self.ingestor = Some(i);
@@ -290,16 +311,27 @@ impl CrawlerBuilder {
             Some(f) => f,
             None => default_fetcher_factory(),
         };
+        let frontier: DynFrontier = self
+            .frontier
+            .unwrap_or_else(|| Arc::new(MemoryFrontier::new()));
+        let dedup: DynDedupStore = self.dedup.unwrap_or_else(|| Arc::new(MemoryDedup::new()));
+        let jobs: DynJobStore = self.jobs.unwrap_or_else(|| Arc::new(MemoryJobStore::new()));
+        let ledger: DynLedger = self.ledger.unwrap_or_else(|| {
+            Arc::new(ComposedLedger::new(
+                Arc::clone(&frontier),
+                Arc::clone(&dedup),
+                Arc::clone(&jobs),
+            ))
+        });
         Ok(Crawler {
             inner: Arc::new(Inner {
                 fetcher,
                 renderer: self.renderer,
-                frontier: self
-                    .frontier
-                    .unwrap_or_else(|| Arc::new(MemoryFrontier::new())),
-                dedup: self.dedup.unwrap_or_else(|| Arc::new(MemoryDedup::new())),
+                frontier,
+                dedup,
                 sink: self.sink.unwrap_or_else(|| Arc::new(MemorySink::new())),
-                jobs: self.jobs.unwrap_or_else(|| Arc::new(MemoryJobStore::new())),
+                jobs,
+                ledger,
                 ingestor: self.ingestor.unwrap_or_else(|| Arc::new(NoopIngestor)),
                 clock: self.clock.unwrap_or_else(|| Arc::new(SystemClock)),
                 render_deadline: self.render_deadline.unwrap_or(Duration::from_secs(30)),

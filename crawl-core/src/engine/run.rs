@@ -95,6 +95,7 @@ impl JobRun {
             self.record.clone(),
             Arc::clone(&self.fetcher),
             gate.clone(),
+            resume,
         ));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
@@ -156,13 +157,8 @@ impl JobRun {
                 Ok(r) => {
                     debug!(url = %entry.url, outcome = ?r.outcome, "page done");
                     self.inner
-                        .jobs
-                        .record_page(id, &r.outcome)
-                        .await
-                        .map_err(fail)?;
-                    self.inner
-                        .frontier
-                        .complete(id, &entry.url)
+                        .ledger
+                        .finish_page(id, &entry.url, &r.outcome)
                         .await
                         .map_err(fail)?;
                 }

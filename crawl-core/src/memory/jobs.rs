@@ -49,21 +49,6 @@ impl fmt::Display for MemoryJobStore {
     }
 }
 
-/// Applies a page outcome to a record's counters (shared by job stores that hold records in
-/// memory).
-pub(crate) fn apply_outcome(r: &mut JobRecord, outcome: &PageOutcome) {
-    if r.progress.pages_processed >= r.progress.pages_total {
-        return;
-    }
-    r.progress.pages_processed += 1;
-    match outcome {
-        PageOutcome::Stored => r.progress.stored += 1,
-        PageOutcome::Skipped(reason) => {
-            *r.progress.skipped.entry(reason.clone()).or_default() += 1;
-        }
-    }
-}
-
 #[async_trait]
 impl JobStore for MemoryJobStore {
     async fn create(&self, record: &JobRecord) -> Result<()> {
@@ -104,24 +89,15 @@ impl JobStore for MemoryJobStore {
     }
 
     async fn reserve_page(&self, job: &JobId) -> Result<bool> {
-        self.with(job, |r| {
-            if r.progress.pages_total < u64::from(r.request.max_pages) {
-                r.progress.pages_total += 1;
-                true
-            } else {
-                false
-            }
-        })
+        self.with(job, JobRecord::try_reserve_page)
     }
 
     async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()> {
-        self.with(job, |r| apply_outcome(r, outcome))
+        self.with(job, |r| r.apply_outcome(outcome))
     }
 
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()> {
-        self.with(job, |r| {
-            *r.progress.excluded.entry(reason.to_owned()).or_default() += 1;
-        })
+        self.with(job, |r| r.add_excluded(reason))
     }
 
     async fn finish(
@@ -134,15 +110,7 @@ impl JobStore for MemoryJobStore {
             return Err(Error::invalid("finish: status must be COMPLETED or FAILED"));
         }
         let now = self.clock.now();
-        self.with(job, |r| {
-            if r.status.is_final() {
-                return false;
-            }
-            r.status = status;
-            r.failure = failure;
-            r.completed_at = Some(now);
-            true
-        })
+        self.with(job, |r| r.try_finish(status, failure, now))
     }
 
     async fn delete(&self, job: &JobId) -> Result<()> {

@@ -6,6 +6,7 @@ mod fetcher;
 mod frontier;
 mod ingest;
 mod jobs;
+mod ledger;
 mod renderer;
 mod sink;
 
@@ -14,6 +15,7 @@ pub use fetcher::{DynFetcher, Fetcher};
 pub use frontier::{DynFrontier, Frontier, FrontierEntry};
 pub use ingest::{DynIngestor, Ingestor, NoopIngestor};
 pub use jobs::{DynJobStore, JobStore};
+pub use ledger::{Admit, Candidate, ComposedLedger, CrawlLedger, DynLedger};
 pub use renderer::{DynRenderer, Renderer};
 pub use sink::{DynSink, Sink};
 

@@ -143,7 +143,11 @@ pub fn dedup_key(url: &Url, fold_www: bool) -> String {
         key.push_str(&p.to_string());
     }
     let path = url.path();
-    key.push_str(if path.len() > 1 { path.trim_end_matches('/') } else { path });
+    key.push_str(if path.len() > 1 {
+        path.trim_end_matches('/')
+    } else {
+        path
+    });
     if let Some(q) = url.query() {
         key.push('?');
         key.push_str(q);
