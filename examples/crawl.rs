@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use kb_crawl::store::{FsSink, MokaDedup};
-use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobStatus};
+use kb_crawl::store::{FsSink, RedbStore};
+use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus};
 use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
@@ -21,7 +21,8 @@ use serde::Serialize;
 #[command(name = "crawl", version, args_override_self = true)]
 struct Args {
     /// Root URL (http or https); the crawl stays on its host.
-    url: String,
+    #[arg(required_unless_present = "resume")]
+    url: Option<String>,
     /// Link hops from the root (the root is depth 0).
     #[arg(long, default_value_t = 2)]
     depth: u32,
@@ -46,6 +47,9 @@ struct Args {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Resume an interrupted job (same --out); URL and limits come from the job's record.
+    #[arg(long, value_name = "JOB_ID")]
+    resume: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -82,25 +86,37 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
+    let sink = Arc::new(FsSink::new(&args.out)?);
+    // Crawl state (frontier, dedup, counters) is durable so a killed crawl can --resume.
+    let state = Arc::new(RedbStore::open(args.out.join(".kb-crawl").join("state.redb"))?);
+    let crawler = Crawler::builder().sink(sink).state(state).build()?;
+    let handle = match &args.resume {
+        Some(id) => crawler.resume(&id.parse::<JobId>()?).await?,
+        None => {
+            let url = args.url.as_deref().unwrap_or_default();
+            crawler.start(build_request(&args, url)?).await?
+        }
+    };
+    report(&args, &crawler, handle).await
+}
+
+fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
     let guardrails = if args.lift_guardrails {
         Guardrails::lifted()
     } else {
         Guardrails::default()
     };
-    let request = CrawlRequest::builder(&args.url)
+    CrawlRequest::builder(url)
         .max_depth(args.depth)
         .max_pages(args.max_pages)
         .concurrency(args.concurrency)
         .rate(Some(args.rate))
         .allow_private_network(args.allow_private_network)
         .guardrails(guardrails)
-        .build()?;
-    let sink = Arc::new(FsSink::new(&args.out)?);
-    let crawler = Crawler::builder()
-        .sink(sink)
-        .dedup(Arc::new(MokaDedup::new()))
-        .build()?;
-    let handle = crawler.start(request).await?;
+        .build()
+}
+
+async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::Result<ExitCode> {
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}",

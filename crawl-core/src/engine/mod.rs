@@ -183,6 +183,16 @@ impl JobHandle {
         self.cancel.cancel();
     }
 
+    /// Stops the job's task at once without finishing the job, as a crash would: the record
+    /// stays RUNNING and [`Crawler::resume`] picks it up (with durable backends). For hosts
+    /// shutting down.
+    pub async fn abort(mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+
     /// A token that cancels this job when cancelled.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.cancel.clone()
