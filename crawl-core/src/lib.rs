@@ -3,11 +3,13 @@
 pub mod clock;
 pub mod error;
 pub mod extract;
+pub mod http;
 pub mod job;
 pub mod keys;
 pub mod memory;
 pub mod net;
 pub mod page;
+pub mod politeness;
 pub mod request;
 mod traits;
 pub mod url;
