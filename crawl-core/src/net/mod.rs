@@ -2,7 +2,7 @@
 
 mod policy;
 
-pub use policy::{ip_refusal, NetworkPolicy};
+pub use policy::{ip_refusal, NetworkPolicy, Resolver, SystemResolver};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
