@@ -88,7 +88,9 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     let sink = Arc::new(FsSink::new(&args.out)?);
     // Crawl state (frontier, dedup, counters) is durable so a killed crawl can --resume.
-    let state = Arc::new(RedbStore::open(args.out.join(".kb-crawl").join("state.redb"))?);
+    let state = Arc::new(RedbStore::open(
+        args.out.join(".kb-crawl").join("state.redb"),
+    )?);
     let crawler = Crawler::builder().sink(sink).state(state).build()?;
     let handle = match &args.resume {
         Some(id) => crawler.resume(&id.parse::<JobId>()?).await?,

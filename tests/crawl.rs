@@ -79,7 +79,7 @@ fn expected(depth: u32) -> BTreeSet<String> {
         .collect()
 }
 
-async fn crawl(fx: &Fixture, req: CrawlRequest) -> (tempfile::TempDir, JobRecord) {
+async fn crawl(req: CrawlRequest) -> (tempfile::TempDir, JobRecord) {
     let dir = tempfile::tempdir().unwrap();
     let crawler = Crawler::builder()
         .sink(Arc::new(FsSink::new(dir.path()).unwrap()))
@@ -94,7 +94,7 @@ async fn depth_gives_the_exact_set_of_files() {
     for depth in 0..=4 {
         for concurrency in [1, 16] {
             let fx = Fixture::site().await;
-            let (dir, rec) = crawl(&fx, request(&fx, depth, 500, concurrency)).await;
+            let (dir, rec) = crawl(request(&fx, depth, 500, concurrency)).await;
             assert_eq!(rec.status, JobStatus::Completed, "{:?}", rec.failure);
             assert_eq!(
                 files(dir.path(), &rec),
@@ -141,7 +141,7 @@ async fn max_pages_is_exact_under_concurrency() {
     for max in [1u32, 5, 17] {
         for concurrency in [1, 16] {
             let fx = Fixture::site().await;
-            let (dir, rec) = crawl(&fx, request(&fx, 5, max, concurrency)).await;
+            let (dir, rec) = crawl(request(&fx, 5, max, concurrency)).await;
             let p = &rec.progress;
             assert_eq!(rec.status, JobStatus::Completed);
             assert_eq!(
@@ -167,7 +167,7 @@ async fn max_pages_is_exact_under_concurrency() {
 #[tokio::test]
 async fn non_utf8_page_is_decoded_before_extraction() {
     let fx = Fixture::site().await;
-    let (dir, rec) = crawl(&fx, request(&fx, 1, 500, 4)).await;
+    let (dir, rec) = crawl(request(&fx, 1, 500, 4)).await;
     let domain = format!("127.0.0.1_{}", fx.addr.port());
     let text = std::fs::read_to_string(
         dir.path()
@@ -192,7 +192,7 @@ async fn consecutive_requests_respect_the_rate_limit() {
         .guardrails(kb_crawl::Guardrails::lifted())
         .build()
         .unwrap();
-    let (_dir, rec) = crawl(&fx, req).await;
+    let (_dir, rec) = crawl(req).await;
     assert_eq!(rec.status, JobStatus::Completed);
     let hits = fx.hits();
     assert!(hits.len() >= 8, "{hits:?}");
@@ -236,14 +236,17 @@ impl Fetcher for Recording {
 async fn every_fetch_and_write_goes_through_the_traits() {
     let fx = Fixture::site().await;
     let req = request(&fx, 3, 500, 8);
-    let http = kb_crawl::default_fetcher(&req).unwrap();
+    // Record at the bottom of the stack, so robots.txt fetches made by the politeness layers
+    // are seen too.
+    let http = Arc::new(kb_crawl::http::HttpFetcher::for_request(&req).unwrap());
     let rec_fetcher = Arc::new(Recording {
         inner: http,
         calls: Mutex::default(),
     });
+    let stacked = kb_crawl::politeness::stack(rec_fetcher.clone(), &req);
     let sink = Arc::new(kb_crawl::memory::MemorySink::new());
     let crawler = Crawler::builder()
-        .fetcher(rec_fetcher.clone())
+        .fetcher(stacked)
         .sink(sink.clone())
         .build()
         .unwrap();

@@ -19,7 +19,7 @@ pub mod url;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
-pub use engine::{Crawler, CrawlerBuilder, JobHandle, TemplateOptions};
+pub use engine::{default_fetcher, Crawler, CrawlerBuilder, JobHandle, TemplateOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use job::{JobId, JobRecord, JobStatus, PageOutcome, Progress};
 pub use page::{

@@ -352,10 +352,12 @@ impl CrawlerBuilder {
 }
 
 fn default_fetcher_factory() -> FetcherFactory {
-    Arc::new(|_req: &CrawlRequest| -> Result<DynFetcher> {
-        Err(Error::new(
-            ErrorKind::Unsupported,
-            "no fetcher configured (the HTTP fetcher lands with the network module)",
-        ))
-    })
+    Arc::new(default_fetcher)
+}
+
+/// The fetcher a job gets by default: the HTTP fetcher with the request's network policy and
+/// user agent, wrapped in the retry, rate-limit and robots.txt layers.
+pub fn default_fetcher(req: &CrawlRequest) -> Result<DynFetcher> {
+    let http = crate::http::HttpFetcher::for_request(req)?;
+    Ok(crate::politeness::stack(Arc::new(http), req))
 }

@@ -229,7 +229,8 @@ impl PageTask {
                     },
                 ));
             }
-            if ct.as_deref().is_some_and(|c| !is_html_type(c)) || is_binary(&resp.body) {
+            if ct.as_deref().is_some_and(|c| !is_html_type(c)) || crate::http::is_binary(&resp.body)
+            {
                 return Ok(Load::Skip("not_html".into()));
             }
             let xr = resp
@@ -289,35 +290,6 @@ fn is_html_type(ct: &str) -> bool {
         .trim()
         .to_ascii_lowercase();
     m == "text/html" || m == "application/xhtml+xml"
-}
-
-/// Binary bodies never reach the HTML parser, whatever the server claims.
-fn is_binary(body: &[u8]) -> bool {
-    let head = &body[..body.len().min(1024)];
-    const MAGIC: &[&[u8]] = &[
-        b"%PDF",
-        b"\x89PNG",
-        b"GIF8",
-        b"PK\x03\x04",
-        b"\x1f\x8b",
-        b"\xff\xd8\xff",
-        b"RIFF",
-        b"\x7fELF",
-        b"BZh",
-        b"\xfd7zXZ",
-        b"OggS",
-        b"fLaC",
-        b"ID3",
-        b"\x00\x00\x01\x00",
-    ];
-    if MAGIC.iter().any(|m| head.starts_with(m)) {
-        return true;
-    }
-    // UTF-16 with a BOM legitimately has NULs.
-    if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
-        return false;
-    }
-    head.contains(&0)
 }
 
 /// `(noindex, nofollow)` from one `X-Robots-Tag` value, honouring a `botname:` prefix.
@@ -380,13 +352,5 @@ mod tests {
             x_robots_applies("unavailable_after: 2020", "kb-crawl/0.1"),
             (false, false)
         );
-    }
-
-    #[test]
-    fn binary_is_sniffed() {
-        assert!(is_binary(b"%PDF-1.7 ..."));
-        assert!(is_binary(b"<html>\0\0</html>"));
-        assert!(!is_binary(b"<!doctype html><p>hi"));
-        assert!(!is_binary(b"\xff\xfe<\0h\0"));
     }
 }
