@@ -1,0 +1,110 @@
+//! HTML to markdown extraction: main content, metadata and links of a page.
+//!
+//! One tokenizer pass builds a compact arena tree (script, style, svg, forms'
+//! controls and hidden text are dropped as it is built), a linear scoring pass
+//! removes site chrome and picks the main-content container, and an iterative
+//! serializer writes markdown. Nothing recurses, the tree depth is capped and
+//! every slice is taken at ASCII delimiters, so no input can crash the process.
+
+mod charset;
+mod markdown;
+mod meta;
+mod score;
+pub mod template;
+mod tokenize;
+mod tree;
+
+pub use charset::decode_html;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// What [`extract`] keeps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+#[serde(default)]
+pub struct ExtractOptions {
+    /// Keep only the main content (drop navigation, footers, sidebars...). Default `true`.
+    pub main_content: bool,
+    /// Keep text hidden with `hidden`, `aria-hidden="true"` or inline
+    /// `display:none`/`visibility:hidden` (for sites that hide real content in
+    /// accordions). Default `false`: hidden text is how prompt injections ride in.
+    pub keep_hidden: bool,
+    /// Render images as `![alt](url)`. Default `true`.
+    pub images: bool,
+    /// Render links as `[text](url)`; when `false` only their text is kept. Default `true`.
+    pub links_in_markdown: bool,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions {
+            main_content: true,
+            keep_hidden: false,
+            images: true,
+            links_in_markdown: true,
+        }
+    }
+}
+
+/// The result of [`extract`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Extracted {
+    /// Main-content markdown, without front matter.
+    pub markdown: String,
+    /// `<title>`, else `og:title`, else the first `<h1>`; whitespace collapsed.
+    pub title: Option<String>,
+    /// `<meta name="description">`, else `og:description`.
+    pub description: Option<String>,
+    /// `<link rel="canonical">`, made absolute.
+    pub canonical: Option<Url>,
+    /// `<html lang>`, else the `content-language` meta.
+    pub language: Option<String>,
+    /// Every `<a href>`/`<area href>` of the whole page (navigation included), resolved
+    /// against `<base href>` and the page URL, http(s) only, without fragment, in
+    /// document order, deduplicated.
+    pub links: Vec<Link>,
+    /// `<meta name="robots">` directives.
+    pub meta_robots: MetaRobots,
+    /// Visible text characters (non-whitespace) in the body, before main-content selection.
+    pub text_len: usize,
+    /// Total bytes of inline `<script>` content.
+    pub script_bytes: usize,
+    /// Number of `<script src>` elements.
+    pub script_count: usize,
+}
+
+/// A link found on a page.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Link {
+    /// Absolute http(s) URL, fragment removed.
+    pub url: Url,
+    /// The link's `rel` contains `nofollow`.
+    pub nofollow: bool,
+}
+
+/// Directives of `<meta name="robots">`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetaRobots {
+    /// `noindex` (or `none`).
+    pub noindex: bool,
+    /// `nofollow` (or `none`).
+    pub nofollow: bool,
+}
+
+/// Extracts markdown, metadata and links from `html`, a page fetched from `page_url`.
+///
+/// Infallible: hostile input gives a (possibly empty) result, never a panic.
+pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
+    let tree = tree::Tree::parse(html, opts);
+    let base = meta::base_url(&tree, page_url);
+    let selection = opts.main_content.then(|| score::select(&tree));
+    let md = match &selection {
+        Some(s) => markdown::Md::new(&tree, opts, &base, Some(&s.removed)).render(s.root),
+        None => markdown::Md::new(&tree, opts, &base, None).render(0),
+    };
+    let mut out = meta::metadata(&tree, page_url, &base);
+    out.markdown = md;
+    out
+}

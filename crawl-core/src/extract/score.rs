@@ -1,0 +1,264 @@
+//! Main-content selection: site chrome removal and content-container choice.
+//!
+//! All passes are linear walks over the node vector (children always follow
+//! their parent), so nothing recurses.
+
+use super::tree::{Kind, Tag, Tree, NONE};
+
+/// Result of main-content selection.
+#[derive(Debug)]
+pub(crate) struct Selection {
+    /// Root of the main content.
+    pub(crate) root: u32,
+    /// Nodes to skip when rendering.
+    pub(crate) removed: Vec<bool>,
+}
+
+const CHROME_WORDS: &[&str] = &[
+    "nav",
+    "menu",
+    "footer",
+    "sidebar",
+    "side-bar",
+    "breadcrumb",
+    "cookie",
+    "consent",
+    "gdpr",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "newsletter",
+    "subscribe",
+    "advert",
+    "sponsor",
+    "popup",
+    "modal",
+    "masthead",
+    "widget",
+    "promo",
+    "recommend",
+    "trending",
+    "toolbar",
+    "skip-link",
+    "skiplink",
+    "signup",
+    "sign-up",
+    "login",
+    "outbrain",
+    "taboola",
+    "banner",
+    "comment-form",
+    "comments-form",
+    "respond",
+    "disqus",
+    "pagination",
+    "pager",
+    "tag-cloud",
+    "author-bio",
+    "byline-social",
+    "offcanvas",
+    "off-canvas",
+    "drawer",
+    "dropdown",
+    "overlay",
+    "visually-hidden",
+    "sr-only",
+    "screen-reader",
+    "print-only",
+    "hidden-xs",
+];
+const EXACT_CHROME: &[&str] = &[
+    "header",
+    "site-header",
+    "global-header",
+    "top-bar",
+    "topbar",
+    "ad",
+    "ads",
+    "comments",
+    "hide",
+    "hidden",
+];
+const CHROME_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "menu",
+    "menubar",
+    "toolbar",
+    "dialog",
+    "alertdialog",
+    "alert",
+];
+const CONTENT_WORDS: &[&str] = &[
+    "article", "content", "post", "entry", "main", "story", "body", "text", "blog",
+];
+
+fn class_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split_ascii_whitespace().map(str::to_ascii_lowercase)
+}
+
+/// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 0 = none.
+fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
+    let Some(tag) = tree.tag(n) else { return 0 };
+    match tag {
+        Tag::Nav | Tag::Aside => return 2,
+        Tag::Footer | Tag::Header if !in_article => return 2,
+        Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
+        _ => {}
+    }
+    let Some(a) = tree.attrs(n) else { return 0 };
+    if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
+        return 2;
+    }
+    for tok in class_tokens(&a.class).chain(class_tokens(&a.id)) {
+        if EXACT_CHROME.contains(&tok.as_str()) {
+            return 1;
+        }
+        if CHROME_WORDS.iter().any(|w| tok.contains(w)) && !CONTENT_WORDS.iter().any(|w| tok == *w)
+        {
+            return 1;
+        }
+    }
+    0
+}
+
+fn content_hint(tree: &Tree, n: u32) -> bool {
+    match tree.tag(n) {
+        Some(Tag::Main | Tag::Article) => return true,
+        Some(_) => {}
+        None => return false,
+    }
+    tree.attrs(n).is_some_and(|a| {
+        a.role.eq_ignore_ascii_case("main")
+            || class_tokens(&a.class)
+                .chain(class_tokens(&a.id))
+                .any(|t| CONTENT_WORDS.iter().any(|w| t.contains(w)))
+    })
+}
+
+fn text_weight(s: &str) -> u32 {
+    s.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u32
+}
+
+/// Chooses the main content of `tree`.
+pub(crate) fn select(tree: &Tree) -> Selection {
+    let len = tree.nodes.len();
+    let mut removed = vec![false; len];
+    // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
+    let mut in_article = vec![false; len];
+    for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        in_article[i] =
+            in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
+    }
+    let mut raw = vec![0u32; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            raw[i] = text_weight(tree.text_of(i as u32).unwrap_or(""));
+        }
+        let p = node.parent as usize;
+        raw[p] = raw[p].saturating_add(raw[i]);
+    }
+    let total = raw[0].max(1);
+    // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
+    for i in 1..len {
+        let hint = chrome_hint(tree, i as u32, in_article[i]);
+        let share = raw[i] as f64 / total as f64;
+        if (hint == 2 && share < 0.6) || (hint == 1 && share < 0.35) {
+            removed[i] = true;
+        }
+    }
+    // Pass 3 (bottom-up): content and link text excluding chrome.
+    let mut text = vec![0u32; len];
+    let mut link = vec![0u32; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden || removed[i] {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            text[i] = raw[i];
+        }
+        if tree.tag(i as u32) == Some(Tag::A) {
+            link[i] = text[i];
+        }
+        let p = node.parent as usize;
+        text[p] = text[p].saturating_add(text[i]);
+        link[p] = link[p].saturating_add(link[i]);
+    }
+    // Link-dense blocks (menus that escaped the hints) are dropped.
+    for i in 1..len {
+        if removed[i] {
+            continue;
+        }
+        if matches!(
+            tree.tag(i as u32),
+            Some(
+                Tag::Ul
+                    | Tag::Ol
+                    | Tag::Div
+                    | Tag::Section
+                    | Tag::Table
+                    | Tag::Dl
+                    | Tag::Menu
+                    | Tag::P
+            )
+        ) && text[i] > 0
+            && link[i] as f64 / text[i] as f64 > 0.8
+            && text[i] - link[i] < 40
+            && (text[i] as f64) < 0.25 * text[0] as f64
+        {
+            removed[i] = true;
+        }
+    }
+    // Recompute totals after link-dense removal.
+    let mut good = vec![0f64; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden || removed[i] {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            good[i] = raw[i] as f64;
+        }
+        let p = node.parent as usize;
+        let w = if tree.tag(i as u32) == Some(Tag::A) {
+            0.3
+        } else {
+            1.0
+        };
+        good[p] += good[i] * w;
+    }
+    // Descend while one child holds most of the content.
+    let mut cur = 0u32;
+    loop {
+        let mut best = NONE;
+        let mut best_v = 0.0;
+        for c in tree.children(cur) {
+            if removed[c as usize] || tree.tag(c).is_none() {
+                continue;
+            }
+            let v = good[c as usize] * if content_hint(tree, c) { 1.15 } else { 1.0 };
+            if v > best_v {
+                best_v = v;
+                best = c;
+            }
+        }
+        if best == NONE
+            || good[best as usize] < 0.72 * good[cur as usize]
+            || good[best as usize] < 1.0
+        {
+            break;
+        }
+        cur = best;
+    }
+    Selection { root: cur, removed }
+}
