@@ -14,71 +14,78 @@ pub(crate) struct Selection {
     pub(crate) removed: Vec<bool>,
 }
 
+/// Words (of class/id tokens split at `-`, `_` and camelCase) that mark site chrome.
 const CHROME_WORDS: &[&str] = &[
     "nav",
+    "navbar",
+    "navigation",
+    "topnav",
+    "subnav",
     "menu",
+    "menus",
+    "submenu",
+    "megamenu",
+    "menubar",
     "footer",
     "sidebar",
-    "side-bar",
     "breadcrumb",
+    "breadcrumbs",
     "cookie",
+    "cookies",
     "consent",
     "gdpr",
     "share",
     "sharing",
+    "sharebar",
     "social",
     "related",
     "newsletter",
     "subscribe",
+    "subscription",
     "advert",
+    "advertisement",
+    "ad",
+    "ads",
+    "adslot",
     "sponsor",
+    "sponsored",
     "popup",
     "modal",
     "masthead",
-    "widget",
     "promo",
-    "recommend",
+    "recommended",
+    "recommendations",
     "trending",
     "toolbar",
-    "skip-link",
-    "skiplink",
+    "skip",
     "signup",
-    "sign-up",
     "login",
     "outbrain",
     "taboola",
-    "banner",
-    "comment-form",
-    "comments-form",
-    "respond",
+    "comments",
     "disqus",
+    "respond",
     "pagination",
     "pager",
-    "tag-cloud",
-    "author-bio",
-    "byline-social",
+    "tagcloud",
     "offcanvas",
-    "off-canvas",
     "drawer",
-    "dropdown",
     "overlay",
-    "visually-hidden",
-    "sr-only",
-    "screen-reader",
-    "print-only",
-    "hidden-xs",
+    "lightbox",
 ];
+/// Whole class/id tokens that mark site chrome.
 const EXACT_CHROME: &[&str] = &[
     "header",
     "site-header",
     "global-header",
     "top-bar",
     "topbar",
-    "ad",
-    "ads",
-    "comments",
-    "hide",
-    "hidden",
+    "sr-only",
+    "visually-hidden",
+    "screen-reader-text",
+    "comment-form",
+    "author-bio",
+    "share-buttons",
 ];
 const CHROME_ROLES: &[&str] = &[
     "navigation",
@@ -101,6 +108,31 @@ fn class_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split_ascii_whitespace().map(str::to_ascii_lowercase)
 }
 
+/// Lower-cased words of a class token: split at non-alphanumerics and camelCase humps.
+fn words(tok: &str) -> impl Iterator<Item = String> + '_ {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in tok.chars() {
+        if !c.is_ascii_alphanumeric() {
+            prev_lower = false;
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+}
+
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
@@ -114,12 +146,15 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
-    for tok in class_tokens(&a.class).chain(class_tokens(&a.id)) {
-        if EXACT_CHROME.contains(&tok.as_str()) {
+    for tok in a
+        .class
+        .split_ascii_whitespace()
+        .chain(a.id.split_ascii_whitespace())
+    {
+        if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
             return 1;
         }
-        if CHROME_WORDS.iter().any(|w| tok.contains(w)) && !CONTENT_WORDS.iter().any(|w| tok == *w)
-        {
+        if words(tok).any(|w| CHROME_WORDS.contains(&w.as_str())) {
             return 1;
         }
     }
@@ -150,11 +185,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut removed = vec![false; len];
     // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
     let mut in_article = vec![false; len];
+    let mut in_p = vec![false; len];
     for i in 1..len {
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
+        in_p[i] = in_p[p]
+            || matches!(
+                tree.tag(p as u32),
+                Some(Tag::P | Tag::Pre | Tag::Blockquote)
+            );
     }
+    // Text inside paragraphs: prose, the best single sign of main content.
+    let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
@@ -163,17 +206,33 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if let Kind::Text { .. } = node.kind {
             raw[i] = text_weight(tree.text_of(i as u32).unwrap_or(""));
+            if in_p[i] {
+                prose[i] = raw[i];
+            }
         }
         let p = node.parent as usize;
         raw[p] = raw[p].saturating_add(raw[i]);
+        prose[p] = prose[p].saturating_add(prose[i]);
     }
     let total = raw[0].max(1);
+    let total_prose = prose[0].max(1);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     for i in 1..len {
         let hint = chrome_hint(tree, i as u32, in_article[i]);
         let share = raw[i] as f64 / total as f64;
-        if (hint == 2 && share < 0.6) || (hint == 1 && share < 0.35) {
+        let prose_share = prose[i] as f64 / total_prose as f64;
+        let wrapper = prose_share > 0.5 && prose[0] > 200;
+        if !wrapper && ((hint == 2 && share < 0.6) || (hint == 1 && share < 0.35)) {
             removed[i] = true;
+            if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
+                let a = tree.attrs(i as u32);
+                eprintln!(
+                    "chrome {i} {:?} hint={hint} share={share:.2} class={:?} id={:?}",
+                    tree.tag(i as u32),
+                    a.map(|a| &a.class),
+                    a.map(|a| &a.id)
+                );
+            }
         }
     }
     // Pass 3 (bottom-up): content and link text excluding chrome.
@@ -259,6 +318,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             break;
         }
         cur = best;
+        if std::env::var_os("KB_DEBUG").is_some() {
+            let a = tree.attrs(cur);
+            eprintln!(
+                "descend {cur} {:?} good={:.0} class={:?} id={:?}",
+                tree.tag(cur),
+                good[cur as usize],
+                a.map(|a| &a.class),
+                a.map(|a| &a.id)
+            );
+        }
     }
     Selection { root: cur, removed }
 }
