@@ -73,6 +73,8 @@ const CHROME_WORDS: &[&str] = &[
     "overlay",
     "lightbox",
 ];
+/// Words that mark a comment section: chrome on an article, content on a forum.
+const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
 /// Whole class/id tokens that mark site chrome.
 const EXACT_CHROME: &[&str] = &[
     "header",
@@ -133,7 +135,8 @@ fn words(tok: &str) -> impl Iterator<Item = String> + '_ {
     out.into_iter()
 }
 
-/// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 0 = none.
+/// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
+/// section, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
     match tag {
@@ -151,6 +154,9 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         .split_ascii_whitespace()
         .chain(a.id.split_ascii_whitespace())
     {
+        if words(tok).any(|w| COMMENT_WORDS.contains(&w.as_str())) {
+            return 3;
+        }
         if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
             return 1;
         }
@@ -214,15 +220,36 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
     }
+    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    let mut has_main = vec![false; len];
+    for i in (1..len).rev() {
+        if tree.nodes[i].hidden {
+            continue;
+        }
+        if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
+            has_main[i] = true;
+        }
+        let p = tree.nodes[i].parent as usize;
+        has_main[p] |= has_main[i];
+    }
     let total = raw[0].max(1);
+    let article_page = tree
+        .facts
+        .og_type
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
     let total_prose = prose[0].max(1);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     for i in 1..len {
         let hint = chrome_hint(tree, i as u32, in_article[i]);
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
-        let wrapper = prose_share > 0.5 && prose[0] > 200;
-        if !wrapper && ((hint == 2 && share < 0.6) || (hint == 1 && share < 0.35)) {
+        let wrapper = (prose_share > 0.5 && prose[0] > 200) || has_main[i];
+        // Comments go when the page has prose of its own outside them.
+        let outside = prose[0] - prose[i];
+        let comments =
+            hint == 3 && outside >= 200 && !has_main[i] && (article_page || outside >= prose[i]);
+        if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
             removed[i] = true;
             if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
                 let a = tree.attrs(i as u32);
@@ -290,7 +317,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         let p = node.parent as usize;
         let w = if tree.tag(i as u32) == Some(Tag::A) {
-            0.3
+            link_weight()
         } else {
             1.0
         };
@@ -302,7 +329,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let mut best = NONE;
         let mut best_v = 0.0;
         for c in tree.children(cur) {
-            if removed[c as usize] || tree.tag(c).is_none() {
+            if removed[c as usize] || !tree.tag(c).is_some_and(is_container) {
                 continue;
             }
             let v = good[c as usize] * if content_hint(tree, c) { 1.15 } else { 1.0 };
@@ -312,7 +339,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         if best == NONE
-            || good[best as usize] < 0.72 * good[cur as usize]
+            || good[best as usize] < descend_share() * good[cur as usize]
             || good[best as usize] < 1.0
         {
             break;
@@ -330,4 +357,41 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
     }
     Selection { root: cur, removed }
+}
+
+fn descend_share() -> f64 {
+    std::env::var("KB_T")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.72)
+}
+
+/// Elements main-content selection may descend into.
+fn is_container(t: Tag) -> bool {
+    matches!(
+        t,
+        Tag::Div
+            | Tag::Section
+            | Tag::Article
+            | Tag::Main
+            | Tag::Other
+            | Tag::Td
+            | Tag::Table
+            | Tag::Tbody
+            | Tag::Tr
+            | Tag::Form
+            | Tag::Center
+            | Tag::Noscript
+            | Tag::Font
+            | Tag::Span
+            | Tag::Header
+            | Tag::Footer
+    )
+}
+
+fn link_weight() -> f64 {
+    std::env::var("KB_LW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.3)
 }

@@ -200,6 +200,8 @@ pub(crate) struct PageFacts {
     pub(crate) og_title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) og_description: Option<String>,
+    /// `og:type`: `article` pages treat comment sections as chrome.
+    pub(crate) og_type: Option<String>,
     pub(crate) canonical: Option<String>,
     pub(crate) base_href: Option<String>,
     pub(crate) html_lang: Option<String>,
@@ -466,6 +468,7 @@ impl Builder {
                     "description" => f.description = f.description.take().or(content),
                     "og:description" => f.og_description = f.og_description.take().or(content),
                     "og:title" => f.og_title = f.og_title.take().or(content),
+                    "og:type" => f.og_type = f.og_type.take().or(content),
                     "robots" => {
                         if let Some(c) = content {
                             f.robots = Some(match f.robots.take() {
