@@ -1,21 +1,38 @@
-//! HTML to markdown (extraction v1: one lol_html cleanup pass collecting metadata and links,
-//! then htmd). Replaced by the main-content extractor.
+//! HTML to markdown extraction: main content, metadata and links of a page.
+//!
+//! One tokenizer pass builds a compact arena tree (script, style, svg, forms'
+//! controls and hidden text are dropped as it is built), a linear scoring pass
+//! removes site chrome and picks the main-content container, and an iterative
+//! serializer writes markdown. Nothing recurses, the tree depth is capped and
+//! every slice is taken at ASCII delimiters, so no input can crash the process.
+
+mod charset;
+mod markdown;
+mod meta;
+mod score;
+pub mod template;
+mod tokenize;
+mod tree;
+
+pub use charset::decode_html;
 
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-/// Extraction switches.
+/// What [`extract`] keeps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 #[serde(default)]
 pub struct ExtractOptions {
-    /// Keep only the main content (drop navigation, footers, sidebars...).
+    /// Keep only the main content (drop navigation, footers, sidebars...). Default `true`.
     pub main_content: bool,
-    /// Keep text hidden with `hidden`, `aria-hidden` or inline styles.
+    /// Keep text hidden with `hidden`, `aria-hidden="true"` or inline
+    /// `display:none`/`visibility:hidden` (for sites that hide real content in
+    /// accordions). Default `false`: hidden text is how prompt injections ride in.
     pub keep_hidden: bool,
-    /// Keep images as `![alt](url)`.
+    /// Render images as `![alt](url)`. Default `true`.
     pub images: bool,
-    /// Keep links in the markdown.
+    /// Render links as `[text](url)`; when `false` only their text is kept. Default `true`.
     pub links_in_markdown: bool,
 }
 
@@ -30,56 +47,64 @@ impl Default for ExtractOptions {
     }
 }
 
-/// What extraction found in a page.
+/// The result of [`extract`].
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Extracted {
     /// Main-content markdown, without front matter.
     pub markdown: String,
-    /// Page title.
+    /// `<title>`, else `og:title`, else the first `<h1>`; whitespace collapsed.
     pub title: Option<String>,
-    /// Meta description.
+    /// `<meta name="description">`, else `og:description`.
     pub description: Option<String>,
-    /// `rel=canonical`, absolute.
+    /// `<link rel="canonical">`, made absolute.
     pub canonical: Option<Url>,
-    /// Page language.
+    /// `<html lang>`, else the `content-language` meta.
     pub language: Option<String>,
-    /// Every link of the page, absolute, in order, deduplicated.
+    /// Every `<a href>`/`<area href>` of the whole page (navigation included), resolved
+    /// against `<base href>` and the page URL, http(s) only, without fragment, in
+    /// document order, deduplicated.
     pub links: Vec<Link>,
-    /// `<meta name="robots">`.
+    /// `<meta name="robots">` directives.
     pub meta_robots: MetaRobots,
-    /// Visible text characters in the body.
+    /// Visible text characters (non-whitespace) in the body, before main-content selection.
     pub text_len: usize,
-    /// Bytes of inline script plus script count.
+    /// Total bytes of inline `<script>` content.
     pub script_bytes: usize,
+    /// Number of `<script src>` elements.
+    pub script_count: usize,
 }
 
-/// One link found in a page.
+/// A link found on a page.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Link {
-    /// Absolute URL, fragment removed.
+    /// Absolute http(s) URL, fragment removed.
     pub url: Url,
-    /// `rel` contains `nofollow`.
+    /// The link's `rel` contains `nofollow`.
     pub nofollow: bool,
 }
 
 /// Directives of `<meta name="robots">`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MetaRobots {
-    /// Do not store this page.
+    /// `noindex` (or `none`).
     pub noindex: bool,
-    /// Do not follow its links.
+    /// `nofollow` (or `none`).
     pub nofollow: bool,
 }
 
-/// Extracts markdown, metadata and links. Never panics.
+/// Extracts markdown, metadata and links from `html`, a page fetched from `page_url`.
+///
+/// Infallible: hostile input gives a (possibly empty) result, never a panic.
 pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
-    let _ = (html, page_url, opts);
-    Extracted::default()
-}
-
-/// Decodes HTML bytes to UTF-8 (BOM, header charset, meta charset, else UTF-8).
-pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
-    let _ = content_type;
-    String::from_utf8_lossy(bytes).into_owned()
+    let tree = tree::Tree::parse(html, opts);
+    let base = meta::base_url(&tree, page_url);
+    let selection = opts.main_content.then(|| score::select(&tree));
+    let md = match &selection {
+        Some(s) => markdown::Md::new(&tree, opts, &base, Some(&s.removed)).render(s.root),
+        None => markdown::Md::new(&tree, opts, &base, None).render(0),
+    };
+    let mut out = meta::metadata(&tree, page_url, &base);
+    out.markdown = md;
+    out
 }

@@ -1,0 +1,545 @@
+//! Iterative markdown serializer over the arena tree.
+
+use super::tree::{Kind, Tag, Tree, NONE};
+use super::ExtractOptions;
+use url::Url;
+
+/// Resolves `href` against `base`; only web and mail links survive.
+pub(crate) fn resolve(base: &Url, href: &str) -> Option<Url> {
+    let h = href.trim();
+    if h.is_empty() {
+        return None;
+    }
+    let u = base.join(h).ok()?;
+    matches!(u.scheme(), "http" | "https" | "mailto" | "ftp").then_some(u)
+}
+
+fn md_url(u: &Url) -> String {
+    u.as_str()
+        .replace('(', "%28")
+        .replace(')', "%29")
+        .replace(' ', "%20")
+}
+
+/// Serializer state.
+pub(crate) struct Md<'t> {
+    tree: &'t Tree,
+    opts: &'t ExtractOptions,
+    base: &'t Url,
+    /// Nodes removed by main-content selection (`true` = skip).
+    removed: Option<&'t [bool]>,
+    inline_only: bool,
+    out: String,
+    prefix: String,
+    /// Newlines owed before the next content (0, 1 or 2).
+    pending_nl: u8,
+    pending_space: bool,
+    pending_marker: Option<String>,
+    at_line_start: bool,
+    pre: usize,
+    lists: Vec<(bool, usize)>,
+    /// Saved state per open element: (prefix length, output length at open).
+    saved: Vec<(usize, usize)>,
+}
+
+fn code_lang(class: &str, data_lang: &str) -> Option<String> {
+    if !data_lang.is_empty() {
+        return Some(data_lang.to_string());
+    }
+    for c in class.split_ascii_whitespace() {
+        for p in [
+            "language-",
+            "lang-",
+            "highlight-source-",
+            "highlight-",
+            "brush:",
+        ] {
+            if let Some(l) = c.strip_prefix(p) {
+                if !l.is_empty()
+                    && l.len() < 24
+                    && l.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+#-_.".contains(&b))
+                {
+                    return Some(l.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    None
+}
+
+impl<'t> Md<'t> {
+    pub(crate) fn new(
+        tree: &'t Tree,
+        opts: &'t ExtractOptions,
+        base: &'t Url,
+        removed: Option<&'t [bool]>,
+    ) -> Self {
+        Md {
+            tree,
+            opts,
+            base,
+            removed,
+            inline_only: false,
+            out: String::new(),
+            prefix: String::new(),
+            pending_nl: 0,
+            pending_space: false,
+            pending_marker: None,
+            at_line_start: true,
+            pre: 0,
+            lists: Vec::new(),
+            saved: Vec::new(),
+        }
+    }
+
+    /// Renders the subtree at `root` and returns the markdown.
+    pub(crate) fn render(mut self, root: u32) -> String {
+        self.run(root);
+        let mut s = self.out;
+        let t = s.trim_end().len();
+        s.truncate(t);
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s
+    }
+
+    fn skipped(&self, n: u32) -> bool {
+        let node = &self.tree.nodes[n as usize];
+        node.hidden
+            || self
+                .removed
+                .is_some_and(|r| r.get(n as usize).copied().unwrap_or(false))
+    }
+
+    fn run(&mut self, root: u32) {
+        let mut stack: Vec<(u32, bool)> = vec![(root, false)];
+        let mut kids: Vec<u32> = Vec::new();
+        while let Some((n, exiting)) = stack.pop() {
+            if exiting {
+                self.exit(n);
+                continue;
+            }
+            if self.skipped(n) {
+                continue;
+            }
+            if let Some(t) = self.tree.text_of(n) {
+                self.text(t);
+                continue;
+            }
+            if self.enter(n) {
+                stack.push((n, true));
+                kids.clear();
+                kids.extend(self.tree.children(n));
+                stack.extend(kids.iter().rev().map(|&k| (k, false)));
+            }
+        }
+    }
+
+    fn block(&mut self, nl: u8) {
+        if self.inline_only {
+            self.pending_space = true;
+        } else if !self.out.is_empty() {
+            self.pending_nl = self.pending_nl.max(nl);
+        }
+    }
+
+    /// Writes owed line breaks, prefix and list marker before content.
+    fn flush(&mut self) {
+        if self.pending_nl > 0 {
+            if !self.out.is_empty() {
+                for i in 0..self.pending_nl {
+                    self.out.push('\n');
+                    if i + 1 < self.pending_nl {
+                        self.out.push_str(self.prefix.trim_end());
+                        self.out.push('\n');
+                        break;
+                    }
+                }
+            }
+            self.pending_nl = 0;
+            self.at_line_start = true;
+            self.pending_space = false;
+        }
+        if self.at_line_start {
+            if let Some(m) = self.pending_marker.take() {
+                let indent = self.prefix.len().saturating_sub(m.len());
+                self.out.push_str(&self.prefix[..indent]);
+                self.out.push_str(&m);
+            } else {
+                self.out.push_str(&self.prefix);
+            }
+        } else if self.pending_space {
+            self.out.push(' ');
+        }
+        self.pending_space = false;
+    }
+
+    fn raw(&mut self, s: &str) {
+        self.flush();
+        self.out.push_str(s);
+        self.at_line_start = false;
+    }
+
+    fn text(&mut self, t: &str) {
+        if self.pre > 0 && !self.inline_only {
+            let mut first = true;
+            for line in t.split('\n') {
+                if !first {
+                    self.out.push('\n');
+                    self.out.push_str(&self.prefix);
+                }
+                first = false;
+                if self.pending_nl > 0 || self.pending_marker.is_some() {
+                    self.flush();
+                }
+                self.out.push_str(line.trim_end_matches('\r'));
+                self.at_line_start = false;
+            }
+            return;
+        }
+        if t.starts_with(|c: char| c.is_whitespace()) {
+            self.pending_space = true;
+        }
+        for w in t.split_whitespace() {
+            let line_start = self.at_line_start || self.pending_nl > 0;
+            self.flush();
+            if line_start && needs_escape(w) {
+                let d = w.bytes().take_while(u8::is_ascii_digit).count();
+                self.out.push_str(&w[..d]);
+                self.out.push('\\');
+                self.out.push_str(&w[d..]);
+            } else if self.inline_only && w.contains('|') {
+                self.out.push_str(&w.replace('|', "\\|"));
+            } else {
+                self.out.push_str(w);
+            }
+            self.at_line_start = false;
+            self.pending_space = true;
+        }
+        if !t.ends_with(|c: char| c.is_whitespace()) {
+            self.pending_space = false;
+        }
+    }
+
+    fn enter(&mut self, n: u32) -> bool {
+        let Kind::Element { tag, .. } = self.tree.nodes[n as usize].kind else {
+            return false;
+        };
+        let attrs = self.tree.attrs(n);
+        self.saved.push((self.prefix.len(), self.out.len()));
+        match tag {
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
+                self.block(2);
+                if !self.inline_only {
+                    let level = match tag {
+                        Tag::H1 => 1,
+                        Tag::H2 => 2,
+                        Tag::H3 => 3,
+                        Tag::H4 => 4,
+                        Tag::H5 => 5,
+                        _ => 6,
+                    };
+                    self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()) * 2);
+                    self.pending_marker = Some(format!("{} ", "#".repeat(level)));
+                    self.at_line_start = true;
+                }
+            }
+            Tag::Ul | Tag::Ol | Tag::Menu => {
+                self.block(if self.lists.is_empty() { 2 } else { 1 });
+                self.lists.push((tag == Tag::Ol, 0));
+            }
+            Tag::Li => {
+                self.block(1);
+                if !self.inline_only {
+                    let marker = match self.lists.last_mut() {
+                        Some((true, c)) => {
+                            *c += 1;
+                            format!("{c}. ")
+                        }
+                        _ => "- ".to_string(),
+                    };
+                    self.prefix.push_str(&" ".repeat(marker.len()));
+                    self.pending_marker = Some(marker);
+                    self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()));
+                }
+            }
+            Tag::Blockquote => {
+                self.block(2);
+                if !self.inline_only {
+                    self.prefix.push_str("> ");
+                }
+            }
+            Tag::Pre => {
+                self.block(2);
+                if !self.inline_only {
+                    let mut lang = attrs.and_then(|a| code_lang(&a.class, &a.lang));
+                    if lang.is_none() {
+                        // <pre><code class="language-x">
+                        if let Some(c) = self
+                            .tree
+                            .children(n)
+                            .find(|&c| self.tree.tag(c) == Some(Tag::Code))
+                        {
+                            lang = self
+                                .tree
+                                .attrs(c)
+                                .and_then(|a| code_lang(&a.class, &a.lang));
+                        }
+                    }
+                    if lang.is_none() {
+                        // <div class="highlight-source-rust"><pre>
+                        let p = self.tree.nodes[n as usize].parent;
+                        lang = self
+                            .tree
+                            .attrs(p)
+                            .and_then(|a| code_lang(&a.class, &a.lang));
+                    }
+                    self.raw(&format!("```{}", lang.unwrap_or_default()));
+                    self.out.push('\n');
+                    self.out.push_str(&self.prefix);
+                    self.pre += 1;
+                }
+            }
+            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+                if self.pending_space {
+                    self.flush();
+                } else {
+                    self.flush();
+                }
+                self.out.push('`');
+                self.at_line_start = false;
+                // Record position after the backtick to detect empty code.
+                if let Some(s) = self.saved.last_mut() {
+                    s.1 = self.out.len();
+                }
+            }
+            Tag::A => {
+                if self.opts.links_in_markdown && !self.inline_only || self.opts.links_in_markdown {
+                    let href = attrs
+                        .and_then(|a| a.href.as_deref())
+                        .and_then(|h| resolve(self.base, h));
+                    if href.is_some() {
+                        self.flush_inline();
+                        self.out.push('[');
+                        self.at_line_start = false;
+                        if let Some(s) = self.saved.last_mut() {
+                            s.1 = self.out.len();
+                        }
+                    }
+                }
+            }
+            Tag::Img => {
+                if self.opts.images {
+                    if let Some(a) = attrs {
+                        if let Some(u) = a.src.as_deref().and_then(|s| resolve(self.base, s)) {
+                            if matches!(u.scheme(), "http" | "https") {
+                                let alt = a
+                                    .alt
+                                    .split_whitespace()
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                                    .replace(['[', ']'], "");
+                                self.flush_inline();
+                                self.out.push_str(&format!("![{alt}]({})", md_url(&u)));
+                                self.at_line_start = false;
+                            }
+                        }
+                    }
+                }
+            }
+            Tag::Br => {
+                if self.pre > 0 {
+                    self.out.push('\n');
+                    self.out.push_str(&self.prefix);
+                } else {
+                    self.block(1);
+                }
+            }
+            Tag::Table if !self.inline_only => {
+                if self.table(n) {
+                    self.saved.pop();
+                    return false;
+                }
+                self.block(2);
+            }
+            Tag::Td | Tag::Th => {
+                if self.inline_only {
+                    self.pending_space = true;
+                } else {
+                    self.block(2);
+                }
+            }
+            t if t.is_block() => self.block(2),
+            _ => {}
+        }
+        true
+    }
+
+    /// Before inline content: flush pending breaks/spaces.
+    fn flush_inline(&mut self) {
+        self.flush();
+    }
+
+    fn exit(&mut self, n: u32) {
+        let Some(tag) = self.tree.tag(n) else { return };
+        let (plen, olen) = self.saved.pop().unwrap_or((0, 0));
+        match tag {
+            Tag::Ul | Tag::Ol | Tag::Menu => {
+                self.lists.pop();
+                self.block(if self.lists.is_empty() { 2 } else { 1 });
+            }
+            Tag::Li => {
+                self.pending_marker = None;
+                self.block(1);
+            }
+            Tag::Pre if !self.inline_only => {
+                self.pre = self.pre.saturating_sub(1);
+                self.out.truncate(self.out.trim_end().len());
+                self.out.push('\n');
+                self.out.push_str(&self.prefix);
+                self.out.push_str("```");
+                self.pending_nl = 0;
+                self.block(2);
+            }
+            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+                if self.out.len() == olen {
+                    self.out.pop();
+                } else {
+                    let t = self.out.trim_end().len();
+                    self.out.truncate(t);
+                    self.out.push('`');
+                }
+            }
+            Tag::A => {
+                if self.opts.links_in_markdown {
+                    let href = self
+                        .tree
+                        .attrs(n)
+                        .and_then(|a| a.href.as_deref())
+                        .and_then(|h| resolve(self.base, h));
+                    if let Some(u) = href {
+                        if self.out.len() == olen || self.out[olen..].trim().is_empty() {
+                            self.out.truncate(olen.saturating_sub(1));
+                        } else if self.out.is_char_boundary(olen) {
+                            let t = self.out.trim_end().len();
+                            self.out.truncate(t);
+                            self.out.push_str(&format!("]({})", md_url(&u)));
+                        }
+                    }
+                }
+            }
+            t if t.is_heading() => {
+                self.pending_marker = None;
+                self.block(2);
+            }
+            t if t.is_block() => self.block(2),
+            _ => {}
+        }
+        self.prefix.truncate(plen.min(self.prefix.len()));
+    }
+
+    /// Renders `table` as a GFM table if it looks like data; returns false for layout tables.
+    fn table(&mut self, table: u32) -> bool {
+        let tree = self.tree;
+        let end = subtree_end(tree, table);
+        let mut rows: Vec<u32> = Vec::new();
+        for i in table + 1..end {
+            match tree.tag(i) {
+                Some(
+                    Tag::Table
+                    | Tag::H1
+                    | Tag::H2
+                    | Tag::H3
+                    | Tag::Pre
+                    | Tag::Blockquote
+                    | Tag::Ul
+                    | Tag::Ol,
+                ) => return false,
+                Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
+                _ => {}
+            }
+        }
+        let cells: Vec<Vec<u32>> = rows
+            .iter()
+            .map(|&r| {
+                tree.children(r)
+                    .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)) && !self.skipped(c))
+                    .collect()
+            })
+            .filter(|c: &Vec<u32>| !c.is_empty())
+            .collect();
+        let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
+        if cols < 2 || cells.len() < 2 && cols < 2 {
+            return false;
+        }
+        let mut text_rows: Vec<Vec<String>> = Vec::with_capacity(cells.len());
+        for row in &cells {
+            let mut r: Vec<String> = row.iter().map(|&c| self.cell(c)).collect();
+            r.resize(cols, String::new());
+            text_rows.push(r);
+        }
+        if text_rows.iter().all(|r| r.iter().all(String::is_empty)) {
+            return true;
+        }
+        self.block(2);
+        self.flush();
+        let mut first = true;
+        for r in &text_rows {
+            if !first {
+                self.out.push('\n');
+                self.out.push_str(&self.prefix);
+            }
+            self.out.push_str("| ");
+            self.out.push_str(&r.join(" | "));
+            self.out.push_str(" |");
+            if first {
+                self.out.push('\n');
+                self.out.push_str(&self.prefix);
+                self.out.push('|');
+                self.out.push_str(&"---|".repeat(cols));
+            }
+            first = false;
+        }
+        self.at_line_start = false;
+        self.block(2);
+        true
+    }
+
+    fn cell(&self, c: u32) -> String {
+        let mut m = Md::new(self.tree, self.opts, self.base, self.removed);
+        m.inline_only = true;
+        m.run(c);
+        m.out.trim().replace('\n', " ")
+    }
+}
+
+/// Index one past the last descendant of `n` (nodes are in document order).
+pub(crate) fn subtree_end(tree: &Tree, n: u32) -> u32 {
+    let mut x = n;
+    loop {
+        let node = &tree.nodes[x as usize];
+        if node.next_sibling != NONE {
+            return node.next_sibling;
+        }
+        if node.parent == NONE {
+            return tree.nodes.len() as u32;
+        }
+        x = node.parent;
+    }
+}
+
+/// Whether a word at the start of a line would be read as markdown syntax.
+fn needs_escape(w: &str) -> bool {
+    let b = w.as_bytes();
+    match b.first() {
+        Some(b'#' | b'>' | b'|' | b'`' | b'~') => true,
+        Some(b'-' | b'+' | b'*' | b'=' | b'_') => b.len() == 1 || b.iter().all(|&c| c == b[0]),
+        Some(c) if c.is_ascii_digit() => {
+            let d = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            d == b.len() - 1 && matches!(b[d], b'.' | b')')
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,397 @@
+//! Main-content selection: site chrome removal and content-container choice.
+//!
+//! All passes are linear walks over the node vector (children always follow
+//! their parent), so nothing recurses.
+
+use super::tree::{Kind, Tag, Tree, NONE};
+
+/// Result of main-content selection.
+#[derive(Debug)]
+pub(crate) struct Selection {
+    /// Root of the main content.
+    pub(crate) root: u32,
+    /// Nodes to skip when rendering.
+    pub(crate) removed: Vec<bool>,
+}
+
+/// Words (of class/id tokens split at `-`, `_` and camelCase) that mark site chrome.
+const CHROME_WORDS: &[&str] = &[
+    "nav",
+    "navbar",
+    "navigation",
+    "topnav",
+    "subnav",
+    "menu",
+    "menus",
+    "submenu",
+    "megamenu",
+    "menubar",
+    "footer",
+    "sidebar",
+    "breadcrumb",
+    "breadcrumbs",
+    "cookie",
+    "cookies",
+    "consent",
+    "gdpr",
+    "share",
+    "sharing",
+    "sharebar",
+    "social",
+    "related",
+    "newsletter",
+    "subscribe",
+    "subscription",
+    "advert",
+    "advertisement",
+    "ad",
+    "ads",
+    "adslot",
+    "sponsor",
+    "sponsored",
+    "popup",
+    "modal",
+    "masthead",
+    "promo",
+    "recommended",
+    "recommendations",
+    "trending",
+    "toolbar",
+    "skip",
+    "signup",
+    "login",
+    "outbrain",
+    "taboola",
+    "comments",
+    "disqus",
+    "respond",
+    "pagination",
+    "pager",
+    "tagcloud",
+    "offcanvas",
+    "drawer",
+    "overlay",
+    "lightbox",
+];
+/// Words that mark a comment section: chrome on an article, content on a forum.
+const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
+/// Whole class/id tokens that mark site chrome.
+const EXACT_CHROME: &[&str] = &[
+    "header",
+    "site-header",
+    "global-header",
+    "top-bar",
+    "topbar",
+    "sr-only",
+    "visually-hidden",
+    "screen-reader-text",
+    "comment-form",
+    "author-bio",
+    "share-buttons",
+];
+const CHROME_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "menu",
+    "menubar",
+    "toolbar",
+    "dialog",
+    "alertdialog",
+    "alert",
+];
+const CONTENT_WORDS: &[&str] = &[
+    "article", "content", "post", "entry", "main", "story", "body", "text", "blog",
+];
+
+fn class_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split_ascii_whitespace().map(str::to_ascii_lowercase)
+}
+
+/// Lower-cased words of a class token: split at non-alphanumerics and camelCase humps.
+fn words(tok: &str) -> impl Iterator<Item = String> + '_ {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in tok.chars() {
+        if !c.is_ascii_alphanumeric() {
+            prev_lower = false;
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+}
+
+/// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
+/// section, 0 = none.
+fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
+    let Some(tag) = tree.tag(n) else { return 0 };
+    match tag {
+        Tag::Nav | Tag::Aside => return 2,
+        Tag::Footer | Tag::Header if !in_article => return 2,
+        Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
+        _ => {}
+    }
+    let Some(a) = tree.attrs(n) else { return 0 };
+    if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
+        return 2;
+    }
+    for tok in a
+        .class
+        .split_ascii_whitespace()
+        .chain(a.id.split_ascii_whitespace())
+    {
+        if words(tok).any(|w| COMMENT_WORDS.contains(&w.as_str())) {
+            return 3;
+        }
+        if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
+            return 1;
+        }
+        if words(tok).any(|w| CHROME_WORDS.contains(&w.as_str())) {
+            return 1;
+        }
+    }
+    0
+}
+
+fn content_hint(tree: &Tree, n: u32) -> bool {
+    match tree.tag(n) {
+        Some(Tag::Main | Tag::Article) => return true,
+        Some(_) => {}
+        None => return false,
+    }
+    tree.attrs(n).is_some_and(|a| {
+        a.role.eq_ignore_ascii_case("main")
+            || class_tokens(&a.class)
+                .chain(class_tokens(&a.id))
+                .any(|t| CONTENT_WORDS.iter().any(|w| t.contains(w)))
+    })
+}
+
+fn text_weight(s: &str) -> u32 {
+    s.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u32
+}
+
+/// Chooses the main content of `tree`.
+pub(crate) fn select(tree: &Tree) -> Selection {
+    let len = tree.nodes.len();
+    let mut removed = vec![false; len];
+    // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
+    let mut in_article = vec![false; len];
+    let mut in_p = vec![false; len];
+    for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        in_article[i] =
+            in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
+        in_p[i] = in_p[p]
+            || matches!(
+                tree.tag(p as u32),
+                Some(Tag::P | Tag::Pre | Tag::Blockquote)
+            );
+    }
+    // Text inside paragraphs: prose, the best single sign of main content.
+    let mut prose = vec![0u32; len];
+    let mut raw = vec![0u32; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            raw[i] = text_weight(tree.text_of(i as u32).unwrap_or(""));
+            if in_p[i] {
+                prose[i] = raw[i];
+            }
+        }
+        let p = node.parent as usize;
+        raw[p] = raw[p].saturating_add(raw[i]);
+        prose[p] = prose[p].saturating_add(prose[i]);
+    }
+    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    let mut has_main = vec![false; len];
+    for i in (1..len).rev() {
+        if tree.nodes[i].hidden {
+            continue;
+        }
+        if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
+            has_main[i] = true;
+        }
+        let p = tree.nodes[i].parent as usize;
+        has_main[p] |= has_main[i];
+    }
+    let total = raw[0].max(1);
+    let article_page = tree
+        .facts
+        .og_type
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
+    let total_prose = prose[0].max(1);
+    // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
+    for i in 1..len {
+        let hint = chrome_hint(tree, i as u32, in_article[i]);
+        let share = raw[i] as f64 / total as f64;
+        let prose_share = prose[i] as f64 / total_prose as f64;
+        let wrapper = (prose_share > 0.5 && prose[0] > 200) || has_main[i];
+        // Comments go when the page has prose of its own outside them.
+        let outside = prose[0] - prose[i];
+        let comments =
+            hint == 3 && outside >= 200 && !has_main[i] && (article_page || outside >= prose[i]);
+        if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
+            removed[i] = true;
+            if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
+                let a = tree.attrs(i as u32);
+                eprintln!(
+                    "chrome {i} {:?} hint={hint} share={share:.2} class={:?} id={:?}",
+                    tree.tag(i as u32),
+                    a.map(|a| &a.class),
+                    a.map(|a| &a.id)
+                );
+            }
+        }
+    }
+    // Pass 3 (bottom-up): content and link text excluding chrome.
+    let mut text = vec![0u32; len];
+    let mut link = vec![0u32; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden || removed[i] {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            text[i] = raw[i];
+        }
+        if tree.tag(i as u32) == Some(Tag::A) {
+            link[i] = text[i];
+        }
+        let p = node.parent as usize;
+        text[p] = text[p].saturating_add(text[i]);
+        link[p] = link[p].saturating_add(link[i]);
+    }
+    // Link-dense blocks (menus that escaped the hints) are dropped.
+    for i in 1..len {
+        if removed[i] {
+            continue;
+        }
+        if matches!(
+            tree.tag(i as u32),
+            Some(
+                Tag::Ul
+                    | Tag::Ol
+                    | Tag::Div
+                    | Tag::Section
+                    | Tag::Table
+                    | Tag::Dl
+                    | Tag::Menu
+                    | Tag::P
+            )
+        ) && text[i] > 0
+            && link[i] as f64 / text[i] as f64 > 0.8
+            && text[i] - link[i] < 40
+            && (text[i] as f64) < 0.25 * text[0] as f64
+        {
+            removed[i] = true;
+        }
+    }
+    // Recompute totals after link-dense removal.
+    let mut good = vec![0f64; len];
+    for i in (1..len).rev() {
+        let node = &tree.nodes[i];
+        if node.hidden || removed[i] {
+            continue;
+        }
+        if let Kind::Text { .. } = node.kind {
+            good[i] = raw[i] as f64;
+        }
+        let p = node.parent as usize;
+        let w = if tree.tag(i as u32) == Some(Tag::A) {
+            link_weight()
+        } else {
+            1.0
+        };
+        good[p] += good[i] * w;
+    }
+    // Descend while one child holds most of the content.
+    let mut cur = 0u32;
+    loop {
+        let mut best = NONE;
+        let mut best_v = 0.0;
+        for c in tree.children(cur) {
+            if removed[c as usize] || !tree.tag(c).is_some_and(is_container) {
+                continue;
+            }
+            let v = good[c as usize] * if content_hint(tree, c) { 1.15 } else { 1.0 };
+            if v > best_v {
+                best_v = v;
+                best = c;
+            }
+        }
+        if best == NONE
+            || good[best as usize] < descend_share() * good[cur as usize]
+            || good[best as usize] < 1.0
+        {
+            break;
+        }
+        cur = best;
+        if std::env::var_os("KB_DEBUG").is_some() {
+            let a = tree.attrs(cur);
+            eprintln!(
+                "descend {cur} {:?} good={:.0} class={:?} id={:?}",
+                tree.tag(cur),
+                good[cur as usize],
+                a.map(|a| &a.class),
+                a.map(|a| &a.id)
+            );
+        }
+    }
+    Selection { root: cur, removed }
+}
+
+fn descend_share() -> f64 {
+    std::env::var("KB_T")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.72)
+}
+
+/// Elements main-content selection may descend into.
+fn is_container(t: Tag) -> bool {
+    matches!(
+        t,
+        Tag::Div
+            | Tag::Section
+            | Tag::Article
+            | Tag::Main
+            | Tag::Other
+            | Tag::Td
+            | Tag::Table
+            | Tag::Tbody
+            | Tag::Tr
+            | Tag::Form
+            | Tag::Center
+            | Tag::Noscript
+            | Tag::Font
+            | Tag::Span
+            | Tag::Header
+            | Tag::Footer
+    )
+}
+
+fn link_weight() -> f64 {
+    std::env::var("KB_LW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.3)
+}
