@@ -187,7 +187,7 @@ async fn consecutive_requests_respect_the_rate_limit() {
         .max_depth(1)
         .max_pages(8)
         .concurrency(8)
-        .rate(Some(10.0))
+        .rate(Some(5.0))
         .allow_private_network(true)
         .guardrails(kb_crawl::Guardrails::lifted())
         .build()
