@@ -205,6 +205,58 @@ pub fn render_file(doc: &Document) -> String {
     out
 }
 
+/// Reads back a file written by [`render_file`]: its metadata and markdown body. `None` when
+/// the bytes are not such a file.
+pub fn parse_file(bytes: &[u8]) -> Option<(crate::page::DocumentMeta, String)> {
+    use crate::page::{DocumentMeta, FetchPath};
+    let text = std::str::from_utf8(bytes).ok()?;
+    let rest = text.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n\n")?;
+    let (head, body) = (&rest[..end + 1], &rest[end + 6..]);
+    let mut url = None;
+    let mut meta = DocumentMeta {
+        url: Url::parse("http://placeholder.invalid/").ok()?,
+        canonical: None,
+        title: None,
+        description: None,
+        language: None,
+        fetched_at: time::OffsetDateTime::UNIX_EPOCH,
+        depth: 0,
+        path: FetchPath::Http,
+        render_reason: None,
+    };
+    for line in head.lines() {
+        let (name, value) = line.split_once(": ")?;
+        let s = || serde_json::from_str::<String>(value).ok();
+        match name {
+            "url" => url = s().and_then(|u| Url::parse(&u).ok()),
+            "canonical" => meta.canonical = s().and_then(|u| Url::parse(&u).ok()),
+            "title" => meta.title = s(),
+            "description" => meta.description = s(),
+            "language" => meta.language = s(),
+            "fetched_at" => {
+                meta.fetched_at = time::OffsetDateTime::parse(
+                    &s()?,
+                    &time::format_description::well_known::Rfc3339,
+                )
+                .ok()?;
+            }
+            "depth" => meta.depth = value.parse().ok()?,
+            "fetched_by" => {
+                meta.path = if value == "rendered" {
+                    FetchPath::Rendered
+                } else {
+                    FetchPath::Http
+                }
+            }
+            "render_reason" => meta.render_reason = s(),
+            _ => {}
+        }
+    }
+    meta.url = url?;
+    Some((meta, body.to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +290,20 @@ mod tests {
             "127.0.0.1_8080"
         );
         assert_eq!(domain_segment(&u("http://[::1]:81/")), "___1__81");
+    }
+
+    #[test]
+    fn files_read_back_to_the_same_document() {
+        let job = JobId::new();
+        let mut doc = crate::conformance::sample_doc(&job, "https://example.com/x", Some("T: \"q\"\n"), "# Body\n\n---\n");
+        doc.meta.canonical = Some(u("https://example.com/y"));
+        doc.meta.render_reason = Some("empty_app_root".into());
+        doc.meta.path = crate::page::FetchPath::Rendered;
+        let bytes = doc.to_file_bytes();
+        let (meta, body) = parse_file(&bytes).unwrap();
+        assert_eq!(meta, doc.meta);
+        assert_eq!(body, "# Body\n\n* * *\n");
+        assert!(parse_file(b"no front matter").is_none());
     }
 
     #[test]

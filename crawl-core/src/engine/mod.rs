@@ -4,6 +4,8 @@ mod admit;
 mod page;
 mod run;
 
+pub use page::strip_site_template;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

@@ -325,8 +325,52 @@ fn x_robots_applies(value: &str, user_agent: &str) -> (bool, bool) {
 /// Removes blocks that repeat across the job's pages (site template) from every stored
 /// document, once the crawl has ended.
 pub(super) async fn strip_templates(inner: &Inner, record: &JobRecord) -> Result<()> {
-    let _ = (inner, record);
+    if inner.template.enabled {
+        strip_site_template(&*inner.sink, &record.id, &inner.template).await?;
+    }
     Ok(())
+}
+
+/// Site-template pass over a job's stored documents: learns the blocks that repeat across
+/// pages, rewrites every document without them, and (optionally) stores them once as
+/// `site-template.md`. Reads only what the sink holds: no page is fetched again. Returns how
+/// many documents changed.
+pub async fn strip_site_template(
+    sink: &dyn crate::Sink,
+    job: &crate::JobId,
+    opts: &super::TemplateOptions,
+) -> Result<usize> {
+    let docs = sink.list(job).await?;
+    if docs.len() < opts.min_pages.max(2) {
+        return Ok(0);
+    }
+    let mut learner = crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
+    for d in &docs {
+        if let Some((_, body)) = sink.get(&d.key).await?.as_deref().and_then(crate::keys::parse_file) {
+            learner.observe(&body);
+        }
+    }
+    let template = learner.template_markdown();
+    if template.trim().is_empty() {
+        return Ok(0);
+    }
+    let mut changed = 0;
+    for d in &docs {
+        let Some((meta, body)) = sink.get(&d.key).await?.as_deref().and_then(crate::keys::parse_file) else {
+            continue;
+        };
+        let stripped = learner.strip(&body);
+        if stripped.trim() == body.trim() || stripped.trim().is_empty() {
+            continue;
+        }
+        let doc = Document::new(job.clone(), meta, stripped);
+        sink.replace(d, &doc).await?;
+        changed += 1;
+    }
+    if opts.write_site_document {
+        sink.put_aux(job, "site-template.md", template.into_bytes()).await?;
+    }
+    Ok(changed)
 }
 
 #[cfg(test)]
