@@ -295,7 +295,12 @@ mod tests {
     #[test]
     fn files_read_back_to_the_same_document() {
         let job = JobId::new();
-        let mut doc = crate::conformance::sample_doc(&job, "https://example.com/x", Some("T: \"q\"\n"), "# Body\n\n---\n");
+        let mut doc = crate::conformance::sample_doc(
+            &job,
+            "https://example.com/x",
+            Some("T: \"q\"\n"),
+            "# Body\n\n---\n",
+        );
         doc.meta.canonical = Some(u("https://example.com/y"));
         doc.meta.render_reason = Some("empty_app_root".into());
         doc.meta.path = crate::page::FetchPath::Rendered;

@@ -19,9 +19,6 @@ pub(super) struct Admission {
     record: JobRecord,
     fetcher: DynFetcher,
     gate: RequestGate,
-    /// Claims that fail are ignored in a resumed run: the claimant may be this very page,
-    /// interrupted after its claim.
-    resumed: bool,
 }
 
 impl Admission {
@@ -30,14 +27,12 @@ impl Admission {
         record: JobRecord,
         fetcher: DynFetcher,
         gate: RequestGate,
-        resumed: bool,
     ) -> Self {
         Admission {
             inner,
             record,
             fetcher,
             gate,
-            resumed,
         }
     }
 
@@ -113,14 +108,16 @@ impl Admission {
         Ok(())
     }
 
-    /// Claims a URL reached by a redirect or named as canonical: `true` when no other page of
-    /// the job has it.
-    pub(super) async fn claim(&self, url: &Url) -> Result<bool> {
-        let won = self
-            .inner
-            .dedup
-            .insert(&self.record.id, &self.key(url))
-            .await?;
-        Ok(won || self.resumed)
+    /// Claims `target`, reached from page `source` by a redirect or named as its canonical:
+    /// `true` when no other page of the job has it. The claimant is recorded first, so a page
+    /// that claimed `target` and was interrupted by a crash still owns it when it is crawled
+    /// again after a resume.
+    pub(super) async fn claim(&self, source: &Url, target: &Url) -> Result<bool> {
+        let id = &self.record.id;
+        let target_key = self.key(target);
+        let mine = format!("{target_key}\u{1}claimed-by\u{1}{}", self.key(source));
+        let claimed_before = !self.inner.dedup.insert(id, &mine).await?;
+        let won = self.inner.dedup.insert(id, &target_key).await?;
+        Ok(won || claimed_before)
     }
 }

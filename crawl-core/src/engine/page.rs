@@ -151,7 +151,7 @@ impl PageTask {
         if admission.key(&c) == admission.key(url) || !self.gate.scope().contains(&c) {
             return Ok(None);
         }
-        Ok(if admission.claim(&c).await? {
+        Ok(if admission.claim(url, &c).await? {
             None
         } else {
             Some(c)
@@ -209,7 +209,9 @@ impl PageTask {
                 if let Err(e) = self.fetcher.check(&next, Some(&self.record.id)).await {
                     return Ok(Load::Skip(e.code().into_owned()));
                 }
-                if admission.key(&next) != admission.key(start) && !admission.claim(&next).await? {
+                if admission.key(&next) != admission.key(start)
+                    && !admission.claim(start, &next).await?
+                {
                     // The target is (or will be) crawled as its own page.
                     return Ok(Load::Skip("duplicate_redirect".into()));
                 }
@@ -344,9 +346,15 @@ pub async fn strip_site_template(
     if docs.len() < opts.min_pages.max(2) {
         return Ok(0);
     }
-    let mut learner = crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
+    let mut learner =
+        crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
     for d in &docs {
-        if let Some((_, body)) = sink.get(&d.key).await?.as_deref().and_then(crate::keys::parse_file) {
+        if let Some((_, body)) = sink
+            .get(&d.key)
+            .await?
+            .as_deref()
+            .and_then(crate::keys::parse_file)
+        {
             learner.observe(&body);
         }
     }
@@ -356,7 +364,12 @@ pub async fn strip_site_template(
     }
     let mut changed = 0;
     for d in &docs {
-        let Some((meta, body)) = sink.get(&d.key).await?.as_deref().and_then(crate::keys::parse_file) else {
+        let Some((meta, body)) = sink
+            .get(&d.key)
+            .await?
+            .as_deref()
+            .and_then(crate::keys::parse_file)
+        else {
             continue;
         };
         let stripped = learner.strip(&body);
@@ -368,7 +381,8 @@ pub async fn strip_site_template(
         changed += 1;
     }
     if opts.write_site_document {
-        sink.put_aux(job, "site-template.md", template.into_bytes()).await?;
+        sink.put_aux(job, "site-template.md", template.into_bytes())
+            .await?;
     }
     Ok(changed)
 }

@@ -95,7 +95,6 @@ impl JobRun {
             self.record.clone(),
             Arc::clone(&self.fetcher),
             gate.clone(),
-            resume,
         ));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
