@@ -106,7 +106,10 @@ impl RedbStore {
                     .with_backend("RedbStore")
             })?;
         }
-        let db = Database::create(&path).map_err(db_err)?;
+        let db = Database::builder()
+            .set_cache_size(8 << 20)
+            .create(&path)
+            .map_err(db_err)?;
         let tx = db.begin_write().map_err(db_err)?;
         {
             tx.open_table(JOBS).map_err(db_err)?;
