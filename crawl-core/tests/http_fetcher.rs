@@ -32,7 +32,8 @@ fn brotli_compress(data: &[u8]) -> Vec<u8> {
     out
 }
 
-const PAGE: &str = "<!doctype html><html><head><title>t</title></head><body><p>hello</p></body></html>";
+const PAGE: &str =
+    "<!doctype html><html><head><title>t</title></head><body><p>hello</p></body></html>";
 
 #[tokio::test]
 async fn http_gzip_body_is_decoded() {
@@ -42,7 +43,10 @@ async fn http_gzip_body_is_decoded() {
             .body(gzip(PAGE.as_bytes()))
     })
     .await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(r.body, PAGE.as_bytes());
     let accept = fx.hits()[0]
@@ -62,7 +66,10 @@ async fn http_brotli_body_is_decoded() {
             .body(brotli_compress(PAGE.as_bytes()))
     })
     .await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap();
     assert_eq!(r.body, PAGE.as_bytes());
 }
 
@@ -113,7 +120,10 @@ async fn http_declared_2gb_content_length_is_too_large_without_reading() {
     })
     .await;
     let start = Instant::now();
-    let e = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap_err();
+    let e = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
     assert!(start.elapsed() < Duration::from_secs(5));
 }
@@ -149,7 +159,9 @@ async fn http_slow_loris_body_times_out_within_total_deadline() {
     let fx = Fixture::start(|_, _| {
         Reply::raw(|mut s| async move {
             let _ = s
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n")
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n",
+                )
                 .await;
             for _ in 0..100 {
                 if s.write_all(b"a").await.is_err() {
@@ -168,7 +180,10 @@ async fn http_slow_loris_body_times_out_within_total_deadline() {
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(e.is_temporary());
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(4), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
 }
 
 #[tokio::test]
@@ -206,7 +221,10 @@ async fn http_connection_reset_mid_body_is_temporary_network_error() {
         })
     })
     .await;
-    let e = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap_err();
+    let e = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");
     assert!(e.is_temporary());
 }
@@ -222,7 +240,10 @@ async fn http_truncated_body_is_temporary_network_error() {
         })
     })
     .await;
-    let e = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap_err();
+    let e = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");
     assert!(e.is_temporary());
 }
@@ -231,7 +252,10 @@ async fn http_truncated_body_is_temporary_network_error() {
 async fn http_connection_refused_is_temporary_network_error() {
     let addr = closed_port().await;
     let url = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let e = local_fetcher().fetch(&FetchRequest::page(url)).await.unwrap_err();
+    let e = local_fetcher()
+        .fetch(&FetchRequest::page(url))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");
     assert!(e.is_temporary());
 }
@@ -239,7 +263,10 @@ async fn http_connection_refused_is_temporary_network_error() {
 #[tokio::test]
 async fn http_pdf_content_type_returns_empty_body() {
     let fx = Fixture::start(|_, _| Reply::ok("application/pdf", vec![b'%'; 4 * 1024 * 1024])).await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/doc"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/doc")))
+        .await
+        .unwrap();
     assert_eq!(r.status, 200);
     assert!(r.body.is_empty());
     assert_eq!(r.header("content-type"), Some("application/pdf"));
@@ -260,7 +287,10 @@ async fn http_robots_purpose_reads_any_content_type() {
 async fn http_binary_served_as_html_is_sniffed() {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01".to_vec();
     let fx = Fixture::start(move |_, _| Reply::ok("text/html", png.clone())).await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/img"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/img")))
+        .await
+        .unwrap();
     assert!(!r.body.is_empty());
     assert!(is_binary(&r.body));
     assert!(!looks_like_html(&r.body));
@@ -269,7 +299,10 @@ async fn http_binary_served_as_html_is_sniffed() {
 #[tokio::test]
 async fn http_missing_content_type_is_read_and_sniffed() {
     let fx = Fixture::start(|_, _| Reply::status(200).body(PAGE)).await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap();
     assert_eq!(r.header("content-type"), None);
     assert!(looks_like_html(&r.body));
 }
@@ -304,7 +337,10 @@ async fn http_redirect_is_returned_not_followed() {
         }
     })
     .await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/from"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/from")))
+        .await
+        .unwrap();
     assert_eq!(r.status, 302);
     assert_eq!(r.header("location"), Some("/to"));
     assert_eq!(r.redirect_target(), Some(fx.url("/to")));
@@ -315,7 +351,10 @@ async fn http_redirect_is_returned_not_followed() {
 #[tokio::test]
 async fn http_headers_are_lowercase_and_user_agent_sent() {
     let fx = Fixture::start(|_, _| Reply::html(PAGE).header("X-Custom-Header", "Value")).await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap();
     assert_eq!(r.header("x-custom-header"), Some("Value"));
     assert!(r.headers.iter().all(|(k, _)| *k == k.to_ascii_lowercase()));
     let ua = fx.hits()[0]
@@ -328,8 +367,16 @@ async fn http_headers_are_lowercase_and_user_agent_sent() {
 
 #[tokio::test]
 async fn http_status_is_not_an_error() {
-    let fx404 = Fixture::start(|_, _| Reply::status(404).header("Content-Type", "text/html").body("<p>missing</p>")).await;
-    let r = local_fetcher().fetch(&FetchRequest::page(fx404.url("/x"))).await.unwrap();
+    let fx404 = Fixture::start(|_, _| {
+        Reply::status(404)
+            .header("Content-Type", "text/html")
+            .body("<p>missing</p>")
+    })
+    .await;
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx404.url("/x")))
+        .await
+        .unwrap();
     assert_eq!(r.status, 404);
     assert_eq!(r.body, b"<p>missing</p>");
 }
@@ -347,7 +394,10 @@ async fn http_oversized_response_head_is_refused() {
         })
     })
     .await;
-    let e = local_fetcher().fetch(&FetchRequest::page(fx.url("/"))).await.unwrap_err();
+    let e = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/")))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");
 }
 
@@ -393,7 +443,11 @@ async fn ssrf_metadata_ip_refused_even_with_allow_private() {
 #[tokio::test]
 async fn ssrf_non_http_schemes_and_credentials_refused() {
     let f = local_fetcher();
-    for u in ["file:///etc/passwd", "ftp://127.0.0.1/", "http://u:p@127.0.0.1/"] {
+    for u in [
+        "file:///etc/passwd",
+        "ftp://127.0.0.1/",
+        "http://u:p@127.0.0.1/",
+    ] {
         let e = f
             .fetch(&FetchRequest::page(url::Url::parse(u).unwrap()))
             .await
@@ -415,7 +469,11 @@ impl ScriptedResolver {
         Arc::new(ScriptedResolver {
             answers: answers
                 .into_iter()
-                .map(|a| a.into_iter().map(|s| SocketAddr::new(s.parse().unwrap(), 0)).collect())
+                .map(|a| {
+                    a.into_iter()
+                        .map(|s| SocketAddr::new(s.parse().unwrap(), 0))
+                        .collect()
+                })
                 .collect(),
             lookups: AtomicUsize::new(0),
         })
@@ -441,15 +499,14 @@ async fn ssrf_dns_rebinding_connects_to_vetted_address() {
     // would reach evil.
     let good = Fixture::start(|_, _| Reply::html("<p>good</p>")).await;
     let port = good.addr.port();
-    let evil = Fixture::start_on(
-        format!("127.0.0.2:{port}").parse().unwrap(),
-        |_, _| Reply::html("<p>evil</p>"),
-    )
+    let evil = Fixture::start_on(format!("127.0.0.2:{port}").parse().unwrap(), |_, _| {
+        Reply::html("<p>evil</p>")
+    })
     .await;
     let dns = ScriptedResolver::new(vec![vec!["127.0.0.1"], vec!["127.0.0.2"]]);
     let f = HttpFetcher::builder()
         .allow_private(true)
-        .resolver(dns.clone())
+        .resolver(Arc::clone(&dns) as Arc<dyn Resolver>)
         .build()
         .unwrap();
     let url = url::Url::parse(&format!("http://rebind.test:{port}/")).unwrap();
@@ -470,7 +527,7 @@ async fn ssrf_dns_rebinding_refused_answer_is_never_relooked_up() {
     let dns = ScriptedResolver::new(vec![vec!["169.254.169.254"], vec!["127.0.0.1"]]);
     let f = HttpFetcher::builder()
         .allow_private(true)
-        .resolver(dns.clone())
+        .resolver(Arc::clone(&dns) as Arc<dyn Resolver>)
         .build()
         .unwrap();
     let url = url::Url::parse(&format!("http://rebind.test:{port}/")).unwrap();
@@ -484,7 +541,10 @@ async fn ssrf_dns_rebinding_refused_answer_is_never_relooked_up() {
 #[tokio::test]
 async fn ssrf_hostname_with_mixed_public_and_private_answers_refused() {
     let dns = ScriptedResolver::new(vec![vec!["93.184.216.34", "127.0.0.1"]]);
-    let f = HttpFetcher::builder().resolver(dns.clone()).build().unwrap();
+    let f = HttpFetcher::builder()
+        .resolver(Arc::clone(&dns) as Arc<dyn Resolver>)
+        .build()
+        .unwrap();
     let url = url::Url::parse("http://mixed.test/").unwrap();
     let e = f.fetch(&FetchRequest::page(url)).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::PolicyRefused, "{e}");
@@ -496,7 +556,10 @@ async fn ssrf_hostname_with_mixed_public_and_private_answers_refused() {
 async fn ssrf_hostname_resolving_to_private_refused_by_default() {
     let fx = Fixture::start(|_, _| Reply::html(PAGE)).await;
     let dns = ScriptedResolver::new(vec![vec!["127.0.0.1"]]);
-    let f = HttpFetcher::builder().resolver(dns.clone()).build().unwrap();
+    let f = HttpFetcher::builder()
+        .resolver(Arc::clone(&dns) as Arc<dyn Resolver>)
+        .build()
+        .unwrap();
     let url = url::Url::parse(&format!("http://intranet.test:{}/", fx.addr.port())).unwrap();
     let e = f.fetch(&FetchRequest::page(url)).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::PolicyRefused, "{e}");
@@ -506,8 +569,15 @@ async fn ssrf_hostname_resolving_to_private_refused_by_default() {
 #[tokio::test]
 async fn ssrf_localhost_names_refused_without_dns() {
     let dns = ScriptedResolver::new(vec![vec!["127.0.0.1"]]);
-    let f = HttpFetcher::builder().resolver(dns.clone()).build().unwrap();
-    for u in ["http://localhost:2773/", "http://app.localhost/", "http://127.0.0.1:9001/"] {
+    let f = HttpFetcher::builder()
+        .resolver(Arc::clone(&dns) as Arc<dyn Resolver>)
+        .build()
+        .unwrap();
+    for u in [
+        "http://localhost:2773/",
+        "http://app.localhost/",
+        "http://127.0.0.1:9001/",
+    ] {
         let e = f
             .fetch(&FetchRequest::page(url::Url::parse(u).unwrap()))
             .await
@@ -524,12 +594,20 @@ async fn ssrf_dns_failure_is_temporary_network_error() {
     #[async_trait]
     impl Resolver for Failing {
         async fn lookup(&self, host: &str, _: u16) -> std::io::Result<Vec<SocketAddr>> {
-            Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: NXDOMAIN")))
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{host}: NXDOMAIN"),
+            ))
         }
     }
-    let f = HttpFetcher::builder().resolver(Arc::new(Failing)).build().unwrap();
+    let f = HttpFetcher::builder()
+        .resolver(Arc::new(Failing))
+        .build()
+        .unwrap();
     let e = f
-        .fetch(&FetchRequest::page(url::Url::parse("http://nowhere.test/").unwrap()))
+        .fetch(&FetchRequest::page(
+            url::Url::parse("http://nowhere.test/").unwrap(),
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");

@@ -19,7 +19,14 @@ fn http_proxy_environment_variables_are_ignored() {
     // The "proxy": a listener that counts connections.
     let std_proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let proxy_addr = std_proxy.local_addr().unwrap();
-    for var in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+    for var in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
         std::env::set_var(var, format!("http://{proxy_addr}"));
     }
     for var in ["NO_PROXY", "no_proxy"] {
@@ -42,7 +49,11 @@ fn http_proxy_environment_variables_are_ignored() {
             .unwrap();
         assert_eq!(r.body, b"<p>direct</p>");
         assert_eq!(fx.hits().len(), 1);
-        assert_eq!(proxied.load(Ordering::SeqCst), 0, "the proxy saw a connection");
+        assert_eq!(
+            proxied.load(Ordering::SeqCst),
+            0,
+            "the proxy saw a connection"
+        );
         counter.abort();
     });
 }

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use common::{local_fetcher, Fixture, Hit, Reply};
 use crawl_core::politeness::{stack, HostPolicies, RateLimitLayer, RetryLayer, RobotsLayer};
 use crawl_core::{
-    CrawlRequest, Error, Guardrails, ErrorKind, FetchRequest, FetchResponse, Fetcher, JobId, Result,
+    CrawlRequest, Error, ErrorKind, FetchRequest, FetchResponse, Fetcher, Guardrails, JobId, Result,
 };
 use tokio::time::Instant;
 use url::Url;
@@ -28,7 +28,10 @@ fn assert_gaps_at_least(hits: &[Hit], interval: Duration) {
     let g = gaps(hits);
     assert!(!g.is_empty());
     for (i, d) in g.iter().enumerate() {
-        assert!(*d + SLACK >= interval, "gap {i} is {d:?} < {interval:?}: {g:?}");
+        assert!(
+            *d + SLACK >= interval,
+            "gap {i} is {d:?} < {interval:?}: {g:?}"
+        );
     }
 }
 
@@ -36,12 +39,17 @@ fn assert_gaps_at_least(hits: &[Hit], interval: Duration) {
 async fn rate_limit_gaps_never_below_interval() {
     let fx = Fixture::start(|_, _| Reply::html("<p>x</p>")).await;
     let interval = Duration::from_millis(150);
-    let l = Arc::new(RateLimitLayer::new(Arc::new(local_fetcher()), Some(interval)));
+    let l = Arc::new(RateLimitLayer::new(
+        Arc::new(local_fetcher()),
+        Some(interval),
+    ));
     let mut tasks = Vec::new();
     for i in 0..10 {
         let l = Arc::clone(&l);
         let url = fx.url(&format!("/p{i}"));
-        tasks.push(tokio::spawn(async move { l.fetch(&FetchRequest::page(url)).await }));
+        tasks.push(tokio::spawn(async move {
+            l.fetch(&FetchRequest::page(url)).await
+        }));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
@@ -60,30 +68,46 @@ async fn rate_limit_none_is_unlimited() {
     for i in 0..8 {
         let l = Arc::clone(&l);
         let url = fx.url(&format!("/p{i}"));
-        tasks.push(tokio::spawn(async move { l.fetch(&FetchRequest::page(url)).await }));
+        tasks.push(tokio::spawn(async move {
+            l.fetch(&FetchRequest::page(url)).await
+        }));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
     }
     // 8 requests at 500 ms would take 3.5 s; unlimited is far below.
-    assert!(start.elapsed() < Duration::from_millis(1500), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn rate_limit_is_per_host() {
     let a = Fixture::start(|_, _| Reply::html("<p>a</p>")).await;
-    let b = Fixture::start_on("127.0.0.2:0".parse().unwrap(), |_, _| Reply::html("<p>b</p>")).await;
+    let b = Fixture::start_on("127.0.0.2:0".parse().unwrap(), |_, _| {
+        Reply::html("<p>b</p>")
+    })
+    .await;
     let l = Arc::new(RateLimitLayer::new(
         Arc::new(local_fetcher()),
         Some(Duration::from_millis(400)),
     ));
-    let (qa, qb) = (FetchRequest::page(a.url("/")), FetchRequest::page(b.url("/")));
+    let (qa, qb) = (
+        FetchRequest::page(a.url("/")),
+        FetchRequest::page(b.url("/")),
+    );
     let start = Instant::now();
     let (ra, rb) = tokio::join!(l.fetch(&qa), l.fetch(&qb));
     ra.unwrap();
     rb.unwrap();
     // Two hosts' first requests do not wait for each other.
-    assert!(start.elapsed() < Duration::from_millis(350), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(350),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 /// A site with a robots.txt carrying `Crawl-delay: {delay}`.
@@ -141,7 +165,11 @@ async fn rate_limit_crawl_delay_above_cap_is_capped() {
             .unwrap();
     }
     assert_gaps_at_least(&fx.hits(), Duration::from_millis(300));
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -153,7 +181,9 @@ async fn rate_limit_crawl_delay_obeyed_even_when_rate_unlimited() {
     );
     let f = RobotsLayer::new(rate, "kb-crawl").with_host_policies(policies);
     for i in 0..3 {
-        f.fetch(&FetchRequest::page(fx.url(&format!("/p{i}")))).await.unwrap();
+        f.fetch(&FetchRequest::page(fx.url(&format!("/p{i}"))))
+            .await
+            .unwrap();
     }
     assert_gaps_at_least(&fx.hits(), Duration::from_millis(300));
 }
@@ -174,7 +204,11 @@ async fn retry_503_with_retry_after_1_then_200_succeeds_after_waiting() {
     let start = Instant::now();
     let r = f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
     assert_eq!(r.status, 200);
-    assert!(start.elapsed() >= Duration::from_secs(1), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
     let hits = fx.hits();
     assert_eq!(hits.len(), 2);
     assert!(hits[1].at - hits[0].at >= Duration::from_secs(1) - SLACK);
@@ -280,11 +314,13 @@ impl Fetcher for Scripted {
         let mut s = self.script.lock().unwrap();
         match s.len() {
             0 => Ok(FetchResponse::new(req.url.clone(), 200, Vec::new())),
-            1 => match &s[0] {
-                Ok(r) => Ok(r.clone()),
-                Err(e) => Err(Error::new(e.kind(), e.message().to_owned())
-                    .with_temporary(e.is_temporary())),
-            },
+            1 => {
+                match &s[0] {
+                    Ok(r) => Ok(r.clone()),
+                    Err(e) => Err(Error::new(e.kind(), e.message().to_owned())
+                        .with_temporary(e.is_temporary())),
+                }
+            }
             _ => s.pop().unwrap(),
         }
     }
@@ -296,9 +332,13 @@ fn url() -> Url {
 
 #[tokio::test(start_paused = true)]
 async fn retry_never_retries_non_temporary_error() {
-    for kind in [ErrorKind::PolicyRefused, ErrorKind::TooLarge, ErrorKind::RobotsDisallowed] {
+    for kind in [
+        ErrorKind::PolicyRefused,
+        ErrorKind::TooLarge,
+        ErrorKind::RobotsDisallowed,
+    ] {
         let inner = Scripted::new(vec![Err(Error::new(kind, "no"))]);
-        let f = RetryLayer::new(inner.clone());
+        let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
         let e = f.fetch(&FetchRequest::page(url())).await.unwrap_err();
         assert_eq!(e.kind(), kind);
         assert_eq!(inner.calls(), 1, "{kind:?}");
@@ -308,13 +348,13 @@ async fn retry_never_retries_non_temporary_error() {
 #[tokio::test(start_paused = true)]
 async fn retry_gives_up_after_max_attempts_returning_last_answer() {
     let inner = Scripted::new(vec![Ok(FetchResponse::new(url(), 503, Vec::new()))]);
-    let f = RetryLayer::new(inner.clone());
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
     let r = f.fetch(&FetchRequest::page(url())).await.unwrap();
     assert_eq!(r.status, 503);
     assert_eq!(inner.calls(), 3);
 
     let inner = Scripted::new(vec![Err(Error::new(ErrorKind::Timeout, "slow"))]);
-    let f = RetryLayer::new(inner.clone()).with_max_attempts(5);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>).with_max_attempts(5);
     let e = f.fetch(&FetchRequest::page(url())).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     assert_eq!(inner.calls(), 5);
@@ -324,11 +364,15 @@ async fn retry_gives_up_after_max_attempts_returning_last_answer() {
 async fn retry_backoff_is_exponential_with_full_jitter() {
     // With no Retry-After, waits are jittered in [0, base·2^k]: total ≤ 0.5 + 1 + 2 + 4 s.
     let inner = Scripted::new(vec![Err(Error::new(ErrorKind::Network, "reset"))]);
-    let f = RetryLayer::new(inner.clone()).with_max_attempts(5);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>).with_max_attempts(5);
     let start = Instant::now();
     let _ = f.fetch(&FetchRequest::page(url())).await;
     assert_eq!(inner.calls(), 5);
-    assert!(start.elapsed() <= Duration::from_millis(7500), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() <= Duration::from_millis(7500),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -336,13 +380,19 @@ async fn retry_after_http_date_is_honoured() {
     let when = std::time::SystemTime::now() + Duration::from_secs(5);
     let resp = FetchResponse::new(url(), 503, Vec::new())
         .with_header("Retry-After", httpdate::fmt_http_date(when));
-    let inner = Scripted::new(vec![Ok(resp), Ok(FetchResponse::new(url(), 200, Vec::new()))]);
-    let f = RetryLayer::new(inner.clone());
+    let inner = Scripted::new(vec![
+        Ok(resp),
+        Ok(FetchResponse::new(url(), 200, Vec::new())),
+    ]);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
     let start = Instant::now();
     let r = f.fetch(&FetchRequest::page(url())).await.unwrap();
     assert_eq!(r.status, 200);
     let waited = start.elapsed();
-    assert!(waited >= Duration::from_secs(3) && waited <= Duration::from_secs(6), "{waited:?}");
+    assert!(
+        waited >= Duration::from_secs(3) && waited <= Duration::from_secs(6),
+        "{waited:?}"
+    );
 }
 
 #[tokio::test]

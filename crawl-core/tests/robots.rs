@@ -56,7 +56,10 @@ async fn robots_5xx_disallows_all() {
         assert!(!e.is_temporary());
         // robots.txt itself stays allowed; the page is never fetched.
         l.check(&fx.url("/robots.txt"), None).await.unwrap();
-        let e = l.fetch(&FetchRequest::page(fx.url("/page"))).await.unwrap_err();
+        let e = l
+            .fetch(&FetchRequest::page(fx.url("/page")))
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::RobotsUnreachable);
         assert_eq!(fx.count("/page"), 0);
     }
@@ -119,7 +122,10 @@ struct NxDomain;
 #[async_trait::async_trait]
 impl crawl_core::net::Resolver for NxDomain {
     async fn lookup(&self, _: &str, _: u16) -> std::io::Result<Vec<std::net::SocketAddr>> {
-        Err(std::io::Error::new(std::io::ErrorKind::NotFound, "NXDOMAIN"))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "NXDOMAIN",
+        ))
     }
 }
 
@@ -129,7 +135,9 @@ async fn redirecting_site(hops: usize) -> Fixture {
         let step = if hit.path == "/robots.txt" {
             Some(0)
         } else {
-            hit.path.strip_prefix("/r").and_then(|n| n.parse::<usize>().ok())
+            hit.path
+                .strip_prefix("/r")
+                .and_then(|n| n.parse::<usize>().ok())
         };
         match step {
             Some(n) if n < hops => Reply::redirect(301, &format!("/r{}", n + 1)),
@@ -207,7 +215,13 @@ async fn robots_5mib_file_parses_first_500kib() {
 
 #[tokio::test]
 async fn robots_utf8_bom_is_stripped() {
-    let fx = site(|_| Reply::ok("text/plain", b"\xef\xbb\xbfUser-agent: *\nDisallow: /private\n".to_vec())).await;
+    let fx = site(|_| {
+        Reply::ok(
+            "text/plain",
+            b"\xef\xbb\xbfUser-agent: *\nDisallow: /private\n".to_vec(),
+        )
+    })
+    .await;
     let e = layer().check(&fx.url("/private"), None).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RobotsDisallowed);
 }
@@ -222,7 +236,10 @@ async fn robots_500_wildcards_rule_served() {
     let fx = site(move |_| Reply::text(&body)).await;
     let l = layer();
     let matching: String = (0..500).map(|i| format!("a{}", i % 10)).collect();
-    let e = l.check(&fx.url(&format!("/{matching}")), None).await.unwrap_err();
+    let e = l
+        .check(&fx.url(&format!("/{matching}")), None)
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RobotsDisallowed);
     l.check(&fx.url(&format!("/{}", "a0".repeat(3000))), None)
         .await
@@ -264,9 +281,15 @@ async fn robots_groups_precedence_and_wildcards_served() {
     let kind = |r: crawl_core::Result<()>| r.err().map(|e| e.kind());
     // Our group applies, not '*'.
     assert_eq!(kind(l.check(&fx.url("/other"), None).await), None);
-    assert_eq!(kind(l.check(&fx.url("/a/x"), None).await), Some(ErrorKind::RobotsDisallowed));
+    assert_eq!(
+        kind(l.check(&fx.url("/a/x"), None).await),
+        Some(ErrorKind::RobotsDisallowed)
+    );
     assert_eq!(kind(l.check(&fx.url("/a/b/c"), None).await), None);
-    assert_eq!(kind(l.check(&fx.url("/f.pdf"), None).await), Some(ErrorKind::RobotsDisallowed));
+    assert_eq!(
+        kind(l.check(&fx.url("/f.pdf"), None).await),
+        Some(ErrorKind::RobotsDisallowed)
+    );
     assert_eq!(kind(l.check(&fx.url("/f.pdf?x"), None).await), None);
     assert_eq!(kind(l.check(&fx.url("/same"), None).await), None);
     // Another agent gets the '*' group.
@@ -284,7 +307,10 @@ async fn robots_crawl_delay_is_published() {
     let job = JobId::new();
     l.check(&fx.url("/"), Some(&job)).await.unwrap();
     let origin = origin_of(&fx.url("/"));
-    assert_eq!(l.crawl_delay(Some(&job), &origin), Some(Duration::from_secs(4)));
+    assert_eq!(
+        l.crawl_delay(Some(&job), &origin),
+        Some(Duration::from_secs(4))
+    );
     assert_eq!(l.crawl_delay(None, &origin), None);
 }
 
@@ -315,7 +341,9 @@ async fn robots_fetched_once_per_origin_per_job_under_16_concurrent_checks() {
         let l = Arc::clone(&l);
         let job = job.clone();
         let url = fx.url(if i % 2 == 0 { "/yes" } else { "/no" });
-        tasks.push(tokio::spawn(async move { (i, l.check(&url, Some(&job)).await) }));
+        tasks.push(tokio::spawn(
+            async move { (i, l.check(&url, Some(&job)).await) },
+        ));
     }
     for t in tasks {
         let (i, r) = t.await.unwrap();
@@ -350,7 +378,10 @@ async fn robots_each_origin_has_its_own_robots() {
 async fn robots_disallowed_page_is_never_fetched() {
     let fx = site(|_| Reply::text("User-agent: *\nDisallow: /secret\n")).await;
     let l = layer();
-    let e = l.fetch(&FetchRequest::page(fx.url("/secret"))).await.unwrap_err();
+    let e = l
+        .fetch(&FetchRequest::page(fx.url("/secret")))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RobotsDisallowed);
     assert_eq!(e.code(), "robots_disallowed");
     assert_eq!(fx.count("/secret"), 0);

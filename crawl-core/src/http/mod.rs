@@ -277,19 +277,25 @@ impl Fetcher for HttpFetcher {
 
     async fn check(&self, url: &url::Url, job: Option<&crate::JobId>) -> Result<()> {
         let _ = job;
-        self.policy.check_url(url).map_err(|e| e.with_backend(BACKEND))
+        self.policy
+            .check_url(url)
+            .map_err(|e| e.with_backend(BACKEND))
     }
 }
 
 /// `text/html` and `application/xhtml+xml` (parameters and case ignored).
 fn is_html_type(ct: &str) -> bool {
     let essence = ct.split(';').next().unwrap_or("").trim();
-    essence.eq_ignore_ascii_case("text/html") || essence.eq_ignore_ascii_case("application/xhtml+xml")
+    essence.eq_ignore_ascii_case("text/html")
+        || essence.eq_ignore_ascii_case("application/xhtml+xml")
 }
 
 fn too_large(req: &FetchRequest, declared: Option<u64>) -> Error {
     let msg = match declared {
-        Some(n) => format!("declared body of {n} bytes is over the cap of {} bytes", req.max_body),
+        Some(n) => format!(
+            "declared body of {n} bytes is over the cap of {} bytes",
+            req.max_body
+        ),
         None => format!("body is over the cap of {} bytes", req.max_body),
     };
     Error::new(ErrorKind::TooLarge, msg)
@@ -363,7 +369,8 @@ impl reqwest::dns::Resolve for PolicyDns {
                     kind: e.kind(),
                     temporary: e.is_temporary(),
                     message: e.to_string(),
-                }) as Box<dyn std::error::Error + Send + Sync>),
+                })
+                    as Box<dyn std::error::Error + Send + Sync>),
             }
         })
     }
@@ -385,7 +392,10 @@ mod tests {
 
     #[test]
     fn builder_refuses_bad_user_agent() {
-        let e = HttpFetcher::builder().user_agent("a\nb").build().unwrap_err();
+        let e = HttpFetcher::builder()
+            .user_agent("a\nb")
+            .build()
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput);
     }
 }

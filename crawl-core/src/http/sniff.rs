@@ -10,25 +10,25 @@ const MAGIC: &[&[u8]] = &[
     b"\x89PNG\r\n\x1a\n",
     b"GIF87a",
     b"GIF89a",
-    b"\xff\xd8\xff",         // JPEG
-    b"PK\x03\x04",           // ZIP, docx, xlsx, jar, epub
-    b"PK\x05\x06",           // empty ZIP
-    b"\x1f\x8b",             // gzip (a body that was not decompressed)
-    b"BZh",                  // bzip2
-    b"\xfd7zXZ\x00",         // xz
-    b"\x28\xb5\x2f\xfd",     // zstd
-    b"7z\xbc\xaf\x27\x1c",   // 7-Zip
-    b"Rar!\x1a\x07",         // RAR
-    b"\x7fELF",              // ELF executable
-    b"\x00asm",              // WebAssembly
-    b"wOFF",                 // WOFF font
-    b"wOF2",                 // WOFF2 font
-    b"OggS",                 // Ogg
-    b"ID3",                  // MP3 with ID3 tag
-    b"fLaC",                 // FLAC
-    b"\x1aE\xdf\xa3",        // Matroska / WebM
-    b"\x00\x00\x01\x00",     // ICO
-    b"SQLite format 3\x00",  // SQLite
+    b"\xff\xd8\xff",                     // JPEG
+    b"PK\x03\x04",                       // ZIP, docx, xlsx, jar, epub
+    b"PK\x05\x06",                       // empty ZIP
+    b"\x1f\x8b",                         // gzip (a body that was not decompressed)
+    b"BZh",                              // bzip2
+    b"\xfd7zXZ\x00",                     // xz
+    b"\x28\xb5\x2f\xfd",                 // zstd
+    b"7z\xbc\xaf\x27\x1c",               // 7-Zip
+    b"Rar!\x1a\x07",                     // RAR
+    b"\x7fELF",                          // ELF executable
+    b"\x00asm",                          // WebAssembly
+    b"wOFF",                             // WOFF font
+    b"wOF2",                             // WOFF2 font
+    b"OggS",                             // Ogg
+    b"ID3",                              // MP3 with ID3 tag
+    b"fLaC",                             // FLAC
+    b"\x1aE\xdf\xa3",                    // Matroska / WebM
+    b"\x00\x00\x01\x00",                 // ICO
+    b"SQLite format 3\x00",              // SQLite
     b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", // OLE2 (doc, xls)
 ];
 

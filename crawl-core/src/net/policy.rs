@@ -144,7 +144,11 @@ impl NetworkPolicy {
     }
 
     /// [`resolve`](Self::resolve) with an injected resolver.
-    pub async fn resolve_with(&self, url: &Url, resolver: &dyn Resolver) -> Result<Vec<SocketAddr>> {
+    pub async fn resolve_with(
+        &self,
+        url: &Url,
+        resolver: &dyn Resolver,
+    ) -> Result<Vec<SocketAddr>> {
         self.check_url(url)?;
         let port = url.port_or_known_default().unwrap_or(80);
         let host = match url.host() {
@@ -238,7 +242,8 @@ fn parse_loose_ipv4(s: &str) -> Option<Ipv4Addr> {
     }
     let mut nums = Vec::with_capacity(parts.len());
     for p in &parts {
-        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X"))
+        {
             (h, 16)
         } else if p.len() > 1 && p.starts_with('0') {
             (&p[1..], 8)
@@ -285,7 +290,11 @@ pub fn ip_refusal(ip: IpAddr) -> Option<&'static str> {
 
 fn v4_refusal(ip: Ipv4Addr) -> Option<&'static str> {
     let o = ip.octets();
-    if o == [169, 254, 169, 254] || o == [169, 254, 170, 2] || o == [100, 100, 100, 200] || o == [192, 0, 0, 192] {
+    if o == [169, 254, 169, 254]
+        || o == [169, 254, 170, 2]
+        || o == [100, 100, 100, 200]
+        || o == [192, 0, 0, 192]
+    {
         return Some(METADATA);
     }
     Some(match o {
@@ -571,10 +580,16 @@ mod tests {
             );
         }
         let q = NetworkPolicy::allow_private();
-        assert!(q.check_url(&Url::parse("http://localhost:8080/").unwrap()).is_ok());
+        assert!(q
+            .check_url(&Url::parse("http://localhost:8080/").unwrap())
+            .is_ok());
         // Names that merely contain the word are fine.
-        assert!(p.check_url(&Url::parse("http://localhost.example.com/").unwrap()).is_ok());
-        assert!(p.check_url(&Url::parse("http://mylocalhost/").unwrap()).is_ok());
+        assert!(p
+            .check_url(&Url::parse("http://localhost.example.com/").unwrap())
+            .is_ok());
+        assert!(p
+            .check_url(&Url::parse("http://mylocalhost/").unwrap())
+            .is_ok());
     }
 
     #[test]
@@ -586,7 +601,11 @@ mod tests {
             "http://localhost:9001/",
         ] {
             let u = Url::parse(s).unwrap();
-            assert_eq!(p.check_url(&u).unwrap_err().kind(), ErrorKind::PolicyRefused, "{s}");
+            assert_eq!(
+                p.check_url(&u).unwrap_err().kind(),
+                ErrorKind::PolicyRefused,
+                "{s}"
+            );
         }
     }
 
@@ -602,7 +621,11 @@ mod tests {
             "http://user@example.com/",
         ] {
             let u = Url::parse(s).unwrap();
-            assert_eq!(p.check_url(&u).unwrap_err().kind(), ErrorKind::PolicyRefused, "{s}");
+            assert_eq!(
+                p.check_url(&u).unwrap_err().kind(),
+                ErrorKind::PolicyRefused,
+                "{s}"
+            );
         }
     }
 
@@ -631,7 +654,10 @@ mod tests {
         assert!(e.to_string().contains("10.0.0.1"), "{e}");
         assert_eq!(stub.1.load(Ordering::SeqCst), 1);
 
-        let ok = Stub(vec!["93.184.216.34", "2606:4700::1111"], AtomicUsize::new(0));
+        let ok = Stub(
+            vec!["93.184.216.34", "2606:4700::1111"],
+            AtomicUsize::new(0),
+        );
         let addrs = p.resolve_with(&u, &ok).await.unwrap();
         assert_eq!(addrs.len(), 2);
         assert!(addrs.iter().all(|a| a.port() == 80));

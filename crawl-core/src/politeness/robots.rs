@@ -122,7 +122,11 @@ impl RobotsLayer {
     fn entry(&self, key: &Key) -> Arc<Entry> {
         let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        let expired = |e: &Entry| e.cell.get().is_some_and(|(_, at)| now.duration_since(*at) >= CACHE_TTL);
+        let expired = |e: &Entry| {
+            e.cell
+                .get()
+                .is_some_and(|(_, at)| now.duration_since(*at) >= CACHE_TTL)
+        };
         if let Some(e) = c.get(key) {
             if !expired(e) {
                 return Arc::clone(e);
@@ -184,7 +188,9 @@ impl RobotsLayer {
                     if redirects == MAX_REDIRECTS {
                         return Verdict::Unreachable(format!(
                             "more than {MAX_REDIRECTS} redirects from {}",
-                            url.join("/robots.txt").map(|u| u.to_string()).unwrap_or_default()
+                            url.join("/robots.txt")
+                                .map(|u| u.to_string())
+                                .unwrap_or_default()
                         ));
                     }
                     redirects += 1;
@@ -238,9 +244,11 @@ impl Fetcher for RobotsLayer {
                 if allowed {
                     Ok(())
                 } else {
-                    Err(Error::new(ErrorKind::RobotsDisallowed, "disallowed by robots.txt")
-                        .with_url(url)
-                        .with_backend("RobotsLayer"))
+                    Err(
+                        Error::new(ErrorKind::RobotsDisallowed, "disallowed by robots.txt")
+                            .with_url(url)
+                            .with_backend("RobotsLayer"),
+                    )
                 }
             }
         }

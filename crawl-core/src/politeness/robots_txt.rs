@@ -168,7 +168,7 @@ impl RobotsRules {
 
         let ours: Vec<&Group> = groups
             .iter()
-            .filter(|g| !token.is_empty() && g.agents.iter().any(|a| *a == token))
+            .filter(|g| !token.is_empty() && g.agents.contains(&token))
             .collect();
         let selected = if ours.is_empty() {
             groups
@@ -386,7 +386,10 @@ mod tests {
 
     #[test]
     fn robots_bom_is_stripped() {
-        let r = RobotsRules::parse(b"\xef\xbb\xbfUser-agent: *\nDisallow: /private\n", "kb-crawl");
+        let r = RobotsRules::parse(
+            b"\xef\xbb\xbfUser-agent: *\nDisallow: /private\n",
+            "kb-crawl",
+        );
         assert!(!r.allowed("/private"));
     }
 
@@ -434,7 +437,8 @@ mod tests {
         let txt = format!("User-agent: *\nDisallow: {pat}$\nDisallow: {pat}z\nAllow: /\n");
         let r = rules(&txt);
         assert_eq!(r.len(), 3);
-        let matching: String = "/".to_string() + &(0..500).map(|i| format!("a{}", i % 10)).collect::<String>();
+        let matching: String =
+            "/".to_string() + &(0..500).map(|i| format!("a{}", i % 10)).collect::<String>();
         let non_matching: String = "/".to_string() + &"a0".repeat(5000);
         let start = std::time::Instant::now();
         for _ in 0..20 {
@@ -442,7 +446,11 @@ mod tests {
             assert!(r.allowed(&non_matching));
         }
         // A loose sanity bound (40 checks); the matcher is linear, see Rule::matches.
-        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[test]
