@@ -538,6 +538,7 @@ mod tests {
             "http://0xa9fea9fe/",
             "http://2852039166/",
             "https://0251.0376.0251.0376/",
+            "http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/",
         ] {
             let u = Url::parse(s).unwrap();
             let e = p.check_url(&u).unwrap_err();
@@ -571,6 +572,7 @@ mod tests {
             "http://foo.localhost/",
             "http://a.b.localhost:8080/",
             "http://localhost.localdomain/",
+            "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}/",
         ] {
             let u = Url::parse(s).unwrap();
             assert_eq!(

@@ -41,8 +41,10 @@ pub fn origin_of(url: &Url) -> String {
 /// `Crawl-delay`. Cheap to clone (shared).
 #[derive(Debug, Clone, Default)]
 pub struct HostPolicies {
-    delays: Arc<Mutex<HashMap<(Option<JobId>, String), Duration>>>,
+    delays: Arc<Mutex<DelayMap>>,
 }
+
+type DelayMap = HashMap<(Option<JobId>, String), Duration>;
 
 impl HostPolicies {
     /// A fresh, empty handle.

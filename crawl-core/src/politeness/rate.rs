@@ -99,14 +99,17 @@ impl RateLimitLayer {
 #[deny(clippy::missing_trait_methods)]
 impl Fetcher for RateLimitLayer {
     async fn fetch(&self, req: &FetchRequest) -> Result<FetchResponse> {
-        if let Some(interval) = self.interval_for(&req.url, req.job.as_ref()) {
-            let slot = self.slot(&req.url);
-            let mut last = slot.lock().await;
-            if let Some(prev) = *last {
-                tokio::time::sleep_until(prev + interval).await;
-            }
-            *last = Some(Instant::now());
+        // The start is recorded even when no interval applies yet: the robots.txt fetch
+        // runs before its Crawl-delay is known, and the first page must still wait for it.
+        let slot = self.slot(&req.url);
+        let mut last = slot.lock().await;
+        // Read after queueing: a Crawl-delay published meanwhile applies.
+        let interval = self.interval_for(&req.url, req.job.as_ref());
+        if let (Some(prev), Some(interval)) = (*last, interval) {
+            tokio::time::sleep_until(prev + interval).await;
         }
+        *last = Some(Instant::now());
+        drop(last);
         self.inner.fetch(req).await
     }
 

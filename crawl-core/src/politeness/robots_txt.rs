@@ -168,7 +168,7 @@ impl RobotsRules {
 
         let ours: Vec<&Group> = groups
             .iter()
-            .filter(|g| !token.is_empty() && g.agents.iter().any(|a| *a == token))
+            .filter(|g| !token.is_empty() && g.agents.contains(&token))
             .collect();
         let selected = if ours.is_empty() {
             groups

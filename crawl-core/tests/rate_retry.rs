@@ -1,0 +1,461 @@
+//! RateLimitLayer, RetryLayer and the assembled politeness stack against local fixtures.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::{local_fetcher, Fixture, Hit, Reply};
+use crawl_core::politeness::{stack, HostPolicies, RateLimitLayer, RetryLayer, RobotsLayer};
+use crawl_core::{
+    CrawlRequest, Error, ErrorKind, FetchRequest, FetchResponse, Fetcher, Guardrails, JobId, Result,
+};
+use tokio::time::Instant;
+use url::Url;
+
+/// The timing tests of this file run one at a time: on a 2-core machine, other tests of the
+/// same binary running in parallel delay the fixture's clock readings more than the slack.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Scheduler slack allowed below the interval.
+const SLACK: Duration = Duration::from_millis(5);
+
+fn gaps(hits: &[Hit]) -> Vec<Duration> {
+    let mut at: Vec<Instant> = hits.iter().map(|h| h.at).collect();
+    at.sort();
+    at.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+fn assert_gaps_at_least(hits: &[Hit], interval: Duration) {
+    let g = gaps(hits);
+    assert!(!g.is_empty());
+    for (i, d) in g.iter().enumerate() {
+        assert!(
+            *d + SLACK >= interval,
+            "gap {i} is {d:?} < {interval:?}: {g:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_gaps_never_below_interval() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, _| Reply::html("<p>x</p>")).await;
+    let interval = Duration::from_millis(150);
+    let l = Arc::new(RateLimitLayer::new(
+        Arc::new(local_fetcher()),
+        Some(interval),
+    ));
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let l = Arc::clone(&l);
+        let url = fx.url(&format!("/p{i}"));
+        tasks.push(tokio::spawn(async move {
+            l.fetch(&FetchRequest::page(url)).await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let hits = fx.hits();
+    assert_eq!(hits.len(), 10);
+    assert_gaps_at_least(&hits, interval);
+}
+
+#[tokio::test]
+async fn rate_limit_none_is_unlimited() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, _| Reply::html("<p>x</p>")).await;
+    let l = Arc::new(RateLimitLayer::new(Arc::new(local_fetcher()), None));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let l = Arc::clone(&l);
+        let url = fx.url(&format!("/p{i}"));
+        tasks.push(tokio::spawn(async move {
+            l.fetch(&FetchRequest::page(url)).await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    // 8 requests at 500 ms would take 3.5 s; unlimited is far below.
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_is_per_host() {
+    let _serial = SERIAL.lock().await;
+    let a = Fixture::start(|_, _| Reply::html("<p>a</p>")).await;
+    let b = Fixture::start_on("127.0.0.2:0".parse().unwrap(), |_, _| {
+        Reply::html("<p>b</p>")
+    })
+    .await;
+    let l = Arc::new(RateLimitLayer::new(
+        Arc::new(local_fetcher()),
+        Some(Duration::from_secs(3)),
+    ));
+    let (qa, qb) = (
+        FetchRequest::page(a.url("/")),
+        FetchRequest::page(b.url("/")),
+    );
+    let start = Instant::now();
+    let (ra, rb) = tokio::join!(l.fetch(&qa), l.fetch(&qb));
+    ra.unwrap();
+    rb.unwrap();
+    // Two hosts' first requests do not wait for each other.
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// A site with a robots.txt carrying `Crawl-delay: {delay}`.
+async fn delayed_site(delay: &'static str) -> Fixture {
+    Fixture::start(move |hit, _| {
+        if hit.path == "/robots.txt" {
+            Reply::text(&format!("User-agent: *\nCrawl-delay: {delay}\n"))
+        } else {
+            Reply::html("<p>x</p>")
+        }
+    })
+    .await
+}
+
+fn crawl_request(fx: &Fixture, rate: f64, max_crawl_delay: Duration) -> CrawlRequest {
+    CrawlRequest::builder(fx.url("/").as_str())
+        .rate(Some(rate))
+        .allow_private_network(true)
+        .user_agent("kb-crawl/0.1 (+test)")
+        .max_crawl_delay(max_crawl_delay)
+        .guardrails(Guardrails::lifted())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn rate_limit_crawl_delay_within_cap_raises_interval() {
+    let _serial = SERIAL.lock().await;
+    let fx = delayed_site("0.8").await;
+    let req = crawl_request(&fx, 2.0, Duration::from_secs(10));
+    let f = stack(Arc::new(local_fetcher()), &req);
+    let job = JobId::new();
+    for i in 0..3 {
+        f.fetch(&FetchRequest::page(fx.url(&format!("/p{i}"))).with_job(&job))
+            .await
+            .unwrap();
+    }
+    let hits = fx.hits();
+    assert_eq!(hits[0].path, "/robots.txt");
+    assert_eq!(hits.len(), 4);
+    // The robots.txt fetch is itself rate limited, and the crawl delay (800 ms > 500 ms)
+    // applies from the first page on.
+    assert_gaps_at_least(&hits, Duration::from_millis(800));
+}
+
+#[tokio::test]
+async fn rate_limit_crawl_delay_above_cap_is_capped() {
+    let _serial = SERIAL.lock().await;
+    let fx = delayed_site("3600").await;
+    let req = crawl_request(&fx, 10.0, Duration::from_millis(300));
+    let f = stack(Arc::new(local_fetcher()), &req);
+    let job = JobId::new();
+    let start = Instant::now();
+    for i in 0..3 {
+        f.fetch(&FetchRequest::page(fx.url(&format!("/p{i}"))).with_job(&job))
+            .await
+            .unwrap();
+    }
+    assert_gaps_at_least(&fx.hits(), Duration::from_millis(300));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_crawl_delay_obeyed_even_when_rate_unlimited() {
+    let _serial = SERIAL.lock().await;
+    let fx = delayed_site("0.3").await;
+    let policies = HostPolicies::new();
+    let rate: Arc<dyn Fetcher> = Arc::new(
+        RateLimitLayer::new(Arc::new(local_fetcher()), None).with_host_policies(policies.clone()),
+    );
+    let f = RobotsLayer::new(rate, "kb-crawl").with_host_policies(policies);
+    for i in 0..3 {
+        f.fetch(&FetchRequest::page(fx.url(&format!("/p{i}"))))
+            .await
+            .unwrap();
+    }
+    assert_gaps_at_least(&fx.hits(), Duration::from_millis(300));
+}
+
+// --- retry ------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn retry_503_with_retry_after_1_then_200_succeeds_after_waiting() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, n| {
+        if n == 0 {
+            Reply::status(503).header("Retry-After", "1")
+        } else {
+            Reply::html("<p>ok</p>")
+        }
+    })
+    .await;
+    let f = RetryLayer::new(Arc::new(local_fetcher()));
+    let start = Instant::now();
+    let r = f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let hits = fx.hits();
+    assert_eq!(hits.len(), 2);
+    assert!(hits[1].at - hits[0].at >= Duration::from_secs(1) - SLACK);
+}
+
+#[tokio::test]
+async fn retry_429_with_retry_after_3600_gives_up_quickly() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, _| Reply::status(429).header("Retry-After", "3600")).await;
+    let f = RetryLayer::new(Arc::new(local_fetcher()));
+    let start = Instant::now();
+    let r = f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    assert_eq!(r.status, 429);
+    assert_eq!(fx.hits().len(), 1);
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn retry_reset_then_200_is_retried() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, n| {
+        if n == 0 {
+            Reply::raw(|s| async move {
+                let _ = s.set_zero_linger();
+                drop(s);
+            })
+        } else {
+            Reply::html("<p>ok</p>")
+        }
+    })
+    .await;
+    let f = RetryLayer::new(Arc::new(local_fetcher()))
+        .with_backoff(Duration::from_millis(20), Duration::from_millis(100));
+    let r = f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(fx.hits().len(), 2);
+}
+
+#[tokio::test]
+async fn retry_502_and_504_are_retried() {
+    let _serial = SERIAL.lock().await;
+    for status in [502u16, 504] {
+        let fx = Fixture::start(move |_, n| {
+            if n == 0 {
+                Reply::status(status)
+            } else {
+                Reply::html("<p>ok</p>")
+            }
+        })
+        .await;
+        let f = RetryLayer::new(Arc::new(local_fetcher()))
+            .with_backoff(Duration::from_millis(10), Duration::from_millis(50));
+        let r = f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+        assert_eq!(r.status, 200, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn retry_applies_rate_limit_per_attempt() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, n| {
+        if n == 0 {
+            Reply::status(503).header("Retry-After", "0")
+        } else {
+            Reply::html("<p>ok</p>")
+        }
+    })
+    .await;
+    let rate: Arc<dyn Fetcher> = Arc::new(RateLimitLayer::new(
+        Arc::new(local_fetcher()),
+        Some(Duration::from_millis(400)),
+    ));
+    let f = RetryLayer::new(rate);
+    f.fetch(&FetchRequest::page(fx.url("/"))).await.unwrap();
+    assert_gaps_at_least(&fx.hits(), Duration::from_millis(400));
+}
+
+/// A fetcher that replays a script of results and counts calls.
+#[derive(Debug)]
+struct Scripted {
+    script: Mutex<Vec<Result<FetchResponse>>>,
+    calls: AtomicUsize,
+}
+
+impl std::fmt::Display for Scripted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scripted")
+    }
+}
+
+impl Scripted {
+    fn new(script: Vec<Result<FetchResponse>>) -> Arc<Self> {
+        Arc::new(Scripted {
+            script: Mutex::new(script.into_iter().rev().collect()),
+            calls: AtomicUsize::new(0),
+        })
+    }
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl Fetcher for Scripted {
+    async fn fetch(&self, req: &FetchRequest) -> Result<FetchResponse> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut s = self.script.lock().unwrap();
+        match s.len() {
+            0 => Ok(FetchResponse::new(req.url.clone(), 200, Vec::new())),
+            1 => {
+                match &s[0] {
+                    Ok(r) => Ok(r.clone()),
+                    Err(e) => Err(Error::new(e.kind(), e.message().to_owned())
+                        .with_temporary(e.is_temporary())),
+                }
+            }
+            _ => s.pop().unwrap(),
+        }
+    }
+}
+
+fn url() -> Url {
+    Url::parse("http://example.test/").unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_never_retries_non_temporary_error() {
+    let _serial = SERIAL.lock().await;
+    for kind in [
+        ErrorKind::PolicyRefused,
+        ErrorKind::TooLarge,
+        ErrorKind::RobotsDisallowed,
+    ] {
+        let inner = Scripted::new(vec![Err(Error::new(kind, "no"))]);
+        let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
+        let e = f.fetch(&FetchRequest::page(url())).await.unwrap_err();
+        assert_eq!(e.kind(), kind);
+        assert_eq!(inner.calls(), 1, "{kind:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_gives_up_after_max_attempts_returning_last_answer() {
+    let _serial = SERIAL.lock().await;
+    let inner = Scripted::new(vec![Ok(FetchResponse::new(url(), 503, Vec::new()))]);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
+    let r = f.fetch(&FetchRequest::page(url())).await.unwrap();
+    assert_eq!(r.status, 503);
+    assert_eq!(inner.calls(), 3);
+
+    let inner = Scripted::new(vec![Err(Error::new(ErrorKind::Timeout, "slow"))]);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>).with_max_attempts(5);
+    let e = f.fetch(&FetchRequest::page(url())).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(inner.calls(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_backoff_is_exponential_with_full_jitter() {
+    let _serial = SERIAL.lock().await;
+    // With no Retry-After, waits are jittered in [0, base·2^k]: total ≤ 0.5 + 1 + 2 + 4 s.
+    let inner = Scripted::new(vec![Err(Error::new(ErrorKind::Network, "reset"))]);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>).with_max_attempts(5);
+    let start = Instant::now();
+    let _ = f.fetch(&FetchRequest::page(url())).await;
+    assert_eq!(inner.calls(), 5);
+    assert!(
+        start.elapsed() <= Duration::from_millis(7500),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_http_date_is_honoured() {
+    let _serial = SERIAL.lock().await;
+    let when = std::time::SystemTime::now() + Duration::from_secs(5);
+    let resp = FetchResponse::new(url(), 503, Vec::new())
+        .with_header("Retry-After", httpdate::fmt_http_date(when));
+    let inner = Scripted::new(vec![
+        Ok(resp),
+        Ok(FetchResponse::new(url(), 200, Vec::new())),
+    ]);
+    let f = RetryLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>);
+    let start = Instant::now();
+    let r = f.fetch(&FetchRequest::page(url())).await.unwrap();
+    assert_eq!(r.status, 200);
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(3) && waited <= Duration::from_secs(6),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn stack_orders_robots_retry_rate_inner() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, _| Reply::status(404)).await;
+    let req = crawl_request(&fx, 2.0, Duration::from_secs(10));
+    let f = stack(Arc::new(local_fetcher()), &req);
+    assert_eq!(
+        f.to_string(),
+        "RobotsLayer(RetryLayer(RateLimitLayer(HttpFetcher)))"
+    );
+    let no_robots = CrawlRequest::builder(fx.url("/").as_str())
+        .respect_robots(false)
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let f = stack(Arc::new(local_fetcher()), &no_robots);
+    assert_eq!(f.to_string(), "RetryLayer(RateLimitLayer(HttpFetcher))");
+}
+
+#[tokio::test]
+async fn stack_retries_robots_fetch_before_disallowing() {
+    let _serial = SERIAL.lock().await;
+    // robots.txt answers 503 once, then rules: the retry layer below the robots layer
+    // gets the rules on the second attempt.
+    let fx = Fixture::start(|hit, n| {
+        if hit.path == "/robots.txt" {
+            if n == 0 {
+                Reply::status(503).header("Retry-After", "0")
+            } else {
+                Reply::text("User-agent: *\nDisallow: /no\n")
+            }
+        } else {
+            Reply::html("<p>x</p>")
+        }
+    })
+    .await;
+    let req = crawl_request(&fx, 10.0, Duration::from_secs(10));
+    let f = stack(Arc::new(local_fetcher()), &req);
+    f.check(&fx.url("/yes"), None).await.unwrap();
+    assert_eq!(
+        f.check(&fx.url("/no"), None).await.unwrap_err().kind(),
+        ErrorKind::RobotsDisallowed
+    );
+    assert_eq!(fx.count("/robots.txt"), 2);
+}
