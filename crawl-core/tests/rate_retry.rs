@@ -19,8 +19,12 @@ use url::Url;
 /// same binary running in parallel delay the fixture's clock readings more than the slack.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// Scheduler slack allowed below the interval.
-const SLACK: Duration = Duration::from_millis(15);
+/// Slack allowed below the interval, for the gap between a request's start (which the layer
+/// spaces exactly) and its arrival at the fixture, which a loaded machine delays unevenly. A
+/// broken limiter gives gaps near zero, far below this.
+fn slack(interval: Duration) -> Duration {
+    (interval / 5).max(Duration::from_millis(15))
+}
 
 fn gaps(hits: &[Hit]) -> Vec<Duration> {
     let mut at: Vec<Instant> = hits.iter().map(|h| h.at).collect();
@@ -33,7 +37,7 @@ fn assert_gaps_at_least(hits: &[Hit], interval: Duration) {
     assert!(!g.is_empty());
     for (i, d) in g.iter().enumerate() {
         assert!(
-            *d + SLACK >= interval,
+            *d + slack(interval) >= interval,
             "gap {i} is {d:?} < {interval:?}: {g:?}"
         );
     }
@@ -211,7 +215,7 @@ async fn retry_503_with_retry_after_1_then_200_succeeds_after_waiting() {
     );
     let hits = fx.hits();
     assert_eq!(hits.len(), 2);
-    assert!(hits[1].at - hits[0].at >= Duration::from_secs(1) - SLACK);
+    assert!(hits[1].at - hits[0].at >= Duration::from_secs(1) - slack(Duration::from_secs(1)));
 }
 
 #[tokio::test]
