@@ -273,3 +273,18 @@ async fn dynamo_job_store_reports_unknown_jobs_and_keeps_odd_reasons() {
     assert!(s.finish(&r.id, JobStatus::Running, None).await.is_err());
     s.delete(&r.id).await.expect("delete");
 }
+
+#[tokio::test]
+async fn s3_get_on_a_missing_bucket_is_an_error_not_an_absent_key() {
+    let Some(ep) = common::endpoint() else { return };
+    let s = crawl_aws::S3Sink::builder()
+        .bucket(common::unique("absent"))
+        .endpoint_url(&ep)
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .expect("build");
+    let e = s.get("job-1/x.md").await.expect_err("missing bucket");
+    assert_eq!(e.backend(), Some(s.to_string().as_str()));
+    assert!(!e.is_temporary(), "{e}");
+}

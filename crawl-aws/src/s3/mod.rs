@@ -138,9 +138,9 @@ impl S3Sink {
             Ok(o) => o,
             Err(e) => {
                 let e = AwsError::sdk("GetObject", e);
-                return match e.status() {
-                    Some(404) => Ok(None),
-                    _ if e.code() == Some("NoSuchKey") => Ok(None),
+                // A missing bucket is also a 404, but an error, not an absent key.
+                return match (e.code(), e.status()) {
+                    (Some("NoSuchKey"), _) | (None | Some("NotFound"), Some(404)) => Ok(None),
                     _ => Err(self.err(e)),
                 };
             }
