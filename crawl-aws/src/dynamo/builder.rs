@@ -145,3 +145,32 @@ pub(super) fn from_env<T>(table_var: &str) -> DynamoBuilder<T> {
     }
     b
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crawl_core::ErrorKind;
+
+    #[tokio::test]
+    async fn build_refuses_bad_tables_and_zero_ttl_before_connecting() {
+        let e = DynamoDedup::builder()
+            .table("a b")
+            .build()
+            .await
+            .expect_err("bad table");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        assert_eq!(e.backend(), Some("DynamoDedup(a b)"));
+        let e = DynamoDedup::builder()
+            .table("dedup")
+            .ttl(Duration::ZERO)
+            .build()
+            .await
+            .expect_err("zero ttl");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        let e = DynamoJobStore::builder()
+            .build()
+            .await
+            .expect_err("no table");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    }
+}

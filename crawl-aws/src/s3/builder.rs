@@ -131,3 +131,28 @@ impl S3Sink {
         b.build().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crawl_core::ErrorKind;
+
+    #[tokio::test]
+    async fn build_refuses_bad_buckets_and_prefixes_before_connecting() {
+        for (bucket, prefix) in [
+            ("", "kb"),
+            ("Upper_Case", "kb"),
+            ("ok-bucket", "a//b"),
+            ("ok-bucket", "a/../b"),
+        ] {
+            let e = S3Sink::builder()
+                .bucket(bucket)
+                .prefix(prefix)
+                .build()
+                .await
+                .expect_err("refused");
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+            assert!(e.backend().is_some_and(|b| b.starts_with("S3Sink(")), "{e}");
+        }
+    }
+}
