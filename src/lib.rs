@@ -2,6 +2,11 @@
 
 pub use crawl_core::*;
 
-/// Embedded storage backends: filesystem sink, moka dedup store.
+/// Embedded storage backends: filesystem sink, moka dedup store, durable redb state.
 #[cfg(feature = "fs")]
 pub use crawl_store as store;
+
+/// AWS backends (`S3Sink`, `DynamoDedup`, `DynamoJobStore`), behind the `aws`, `aws-s3` and
+/// `aws-dynamodb` features.
+#[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
+pub use crawl_aws as aws;

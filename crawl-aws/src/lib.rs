@@ -1,1 +1,24 @@
-//! crawl-aws.
+//! kb-crawl backends on AWS.
+//!
+//! - [`S3Sink`] (feature `aws-s3`): documents and manifest in an S3 bucket.
+//! - [`DynamoDedup`] and [`DynamoJobStore`] (feature `aws-dynamodb`): URL dedup with a TTL
+//!   window, and job records with exact page budgets, in DynamoDB.
+//!
+//! Every backend is shared across processes ([`crawl_core::Capabilities::SHARED`]), so a
+//! crawl can be spread over many Lambda invocations. Builders take an endpoint override for
+//! local stand-ins such as moto.
+
+#[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
+mod config;
+#[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
+mod error;
+#[cfg(feature = "aws-s3")]
+mod s3;
+
+#[cfg(feature = "aws-s3")]
+pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES};
+#[cfg(feature = "aws-dynamodb")]
+mod dynamo;
+
+#[cfg(feature = "aws-dynamodb")]
+pub use dynamo::{DynamoBuilder, DynamoDedup, DynamoJobStore, ASSISTANT_INDEX};

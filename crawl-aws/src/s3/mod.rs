@@ -1,0 +1,467 @@
+//! [`S3Sink`]: documents, manifest entries and aux objects in one S3 bucket.
+
+mod builder;
+mod meta;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+use aws_sdk_s3::Client;
+use crawl_core::keys::{aux_key, document_keys, job_prefix, manifest_key};
+use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
+use futures::{StreamExt, TryStreamExt};
+
+pub use builder::{S3SinkBuilder, MAX_PREFIX_BYTES};
+
+use crate::error::AwsError;
+use meta::{
+    aux_content_type, encode, entry_key, is_document, ENTRY_DIR, MARKDOWN, MAX_KEY_BYTES,
+    META_HASH, META_URL,
+};
+
+/// Parallel GETs when reading a job's manifest entries.
+const LIST_CONCURRENCY: usize = 16;
+/// Attempts of a conditional write that S3 answered with a transient conflict (409).
+const CONFLICT_ATTEMPTS: usize = 5;
+
+/// A [`Sink`] on S3: each document at `{prefix}/{job}/{domain}/{slug}.md` with content type
+/// `text/markdown; charset=utf-8` and metadata `url` (the URL, which is ASCII once parsed;
+/// any other byte would be percent-encoded) and `content-hash`.
+///
+/// Several processes may write the same job at once:
+/// - the plain title key is claimed with a conditional `PutObject` (`If-None-Match: *`); a
+///   writer that loses reads the holder's `url` metadata and falls back to the hashed key
+///   unless the holder is its own URL, so two URLs never share a key;
+/// - the manifest is one small object per document, `{job}/.manifest/{sha256(url)}.json`
+///   (a [`StoredDoc`] as JSON), so concurrent puts never overwrite each other's entries;
+///   [`S3Sink::write_manifest`] consolidates them into `{job}/manifest.json`.
+#[derive(Debug, Clone)]
+pub struct S3Sink {
+    client: Client,
+    bucket: String,
+    /// Without surrounding slashes; empty for the bucket root.
+    prefix: String,
+    name: String,
+}
+
+impl fmt::Display for S3Sink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// How a conditional claim of the plain key ended.
+enum Claim {
+    Won,
+    HeldBy(Option<String>),
+}
+
+impl S3Sink {
+    fn from_parts(client: Client, bucket: String, prefix: String) -> Self {
+        let name = if prefix.is_empty() {
+            format!("S3Sink({bucket})")
+        } else {
+            format!("S3Sink({bucket}/{prefix})")
+        };
+        S3Sink {
+            client,
+            bucket,
+            prefix,
+            name,
+        }
+    }
+
+    /// The bucket.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The key prefix (no surrounding slashes; empty for the bucket root).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The underlying SDK client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The full S3 key of a key relative to the sink root.
+    pub fn object_key(&self, key: &str) -> String {
+        if self.prefix.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}/{key}", self.prefix)
+        }
+    }
+
+    fn err(&self, e: AwsError) -> Error {
+        e.into_core(self)
+    }
+
+    /// Creates the bucket unless it exists (for tests and deployment scripts).
+    pub async fn create_bucket_if_missing(&self) -> Result<()> {
+        use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
+        let mut req = self.client.create_bucket().bucket(&self.bucket);
+        let region = self.client.config().region().map(|r| r.as_ref().to_owned());
+        if let Some(r) = region.filter(|r| r != "us-east-1") {
+            req = req.create_bucket_configuration(
+                CreateBucketConfiguration::builder()
+                    .location_constraint(BucketLocationConstraint::from(r.as_str()))
+                    .build(),
+            );
+        }
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let e = AwsError::sdk("CreateBucket", e);
+                match e.code() {
+                    Some("BucketAlreadyOwnedByYou" | "BucketAlreadyExists") => Ok(()),
+                    _ => Err(self.err(e)),
+                }
+            }
+        }
+    }
+
+    async fn get_object(&self, full: &str) -> Result<Option<Vec<u8>>> {
+        let out = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(full)
+            .send()
+            .await
+        {
+            Ok(o) => o,
+            Err(e) => {
+                let e = AwsError::sdk("GetObject", e);
+                // A missing bucket is also a 404, but an error, not an absent key.
+                return match (e.code(), e.status()) {
+                    (Some("NoSuchKey"), _) | (None | Some("NotFound"), Some(404)) => Ok(None),
+                    _ => Err(self.err(e)),
+                };
+            }
+        };
+        let bytes = out.body.collect().await.map_err(|e| {
+            self.err(AwsError::Body {
+                op: "GetObject",
+                source: Box::new(e),
+            })
+        })?;
+        Ok(Some(bytes.into_bytes().to_vec()))
+    }
+
+    async fn put_document(&self, full: &str, doc: &Document, if_absent: bool) -> Result<Claim> {
+        for attempt in 1..=CONFLICT_ATTEMPTS {
+            let mut req = self
+                .client
+                .put_object()
+                .bucket(&self.bucket)
+                .key(full)
+                .content_type(MARKDOWN)
+                .metadata(META_URL, encode(doc.meta.url.as_str()))
+                .metadata(META_HASH, doc.content_hash())
+                .body(ByteStream::from(doc.to_file_bytes()));
+            if if_absent {
+                req = req.if_none_match("*");
+            }
+            let e = match req.send().await {
+                Ok(_) => return Ok(Claim::Won),
+                Err(e) => AwsError::sdk("PutObject", e),
+            };
+            match (e.status(), e.code()) {
+                (Some(412), _) | (_, Some("PreconditionFailed")) => {
+                    return Ok(Claim::HeldBy(self.holder(full).await?));
+                }
+                (Some(409), _) if attempt < CONFLICT_ATTEMPTS => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
+                }
+                _ => return Err(self.err(e).with_url(&doc.meta.url)),
+            }
+        }
+        Err(
+            Error::new(ErrorKind::Conflict, "PutObject: repeated conflicts")
+                .with_backend(self.name.clone())
+                .with_url(&doc.meta.url),
+        )
+    }
+
+    /// The URL (metadata form) recorded on the object at `full`, if it exists and has one.
+    async fn holder(&self, full: &str) -> Result<Option<String>> {
+        match self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(full)
+            .send()
+            .await
+        {
+            Ok(o) => Ok(o.metadata().and_then(|m| m.get(META_URL)).cloned()),
+            Err(e) => {
+                let e = AwsError::sdk("HeadObject", e);
+                match e.status() {
+                    Some(404) => Ok(None),
+                    _ => Err(self.err(e)),
+                }
+            }
+        }
+    }
+
+    async fn put_entry(&self, stored: &StoredDoc, job: &JobId) -> Result<()> {
+        let body = serde_json::to_vec(stored).map_err(|e| {
+            Error::new(ErrorKind::Internal, format!("manifest entry: {e}"))
+                .with_backend(self.name.clone())
+        })?;
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(self.object_key(&entry_key(job, &stored.url)))
+            .content_type("application/json")
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| {
+                self.err(AwsError::sdk("PutObject", e))
+                    .with_url(&stored.url)
+            })?;
+        Ok(())
+    }
+
+    /// Every full key under `prefix`, page by page (ListObjectsV2, 1,000 keys a page).
+    async fn for_each_page<F, Fut>(&self, prefix: &str, mut f: F) -> Result<()>
+    where
+        F: FnMut(Vec<String>) -> Fut,
+        Fut: std::future::Future<Output = Result<()>>,
+    {
+        let mut pages = self
+            .client
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(prefix)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| self.err(AwsError::sdk("ListObjectsV2", e)))?;
+            let keys: Vec<String> = page
+                .contents()
+                .iter()
+                .filter_map(|o| o.key().map(str::to_owned))
+                .collect();
+            if !keys.is_empty() {
+                f(keys).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn delete_batch(&self, keys: Vec<String>) -> Result<()> {
+        let malformed = |e: aws_sdk_s3::error::BuildError| {
+            self.err(AwsError::Malformed {
+                what: "DeleteObjects request".into(),
+                detail: e.to_string(),
+            })
+        };
+        for chunk in keys.chunks(1000) {
+            let objects = chunk
+                .iter()
+                .map(|k| ObjectIdentifier::builder().key(k).build())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(malformed)?;
+            let delete = Delete::builder()
+                .set_objects(Some(objects))
+                .quiet(true)
+                .build()
+                .map_err(malformed)?;
+            let out = self
+                .client
+                .delete_objects()
+                .bucket(&self.bucket)
+                .delete(delete)
+                .send()
+                .await
+                .map_err(|e| self.err(AwsError::sdk("DeleteObjects", e)))?;
+            if let Some(first) = out.errors().first() {
+                return Err(Error::new(
+                    ErrorKind::Storage,
+                    format!(
+                        "DeleteObjects: {} of {} keys not deleted, first {:?}: {}",
+                        out.errors().len(),
+                        chunk.len(),
+                        first.key().unwrap_or_default(),
+                        first.message().unwrap_or_default()
+                    ),
+                )
+                .with_backend(self.name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `{job}/manifest.json` (url → key and content hash, JSON object sorted by
+    /// URL) from the per-document entries, and returns its key. Call it once the job's
+    /// writers are done; re-running it is harmless.
+    pub async fn write_manifest(&self, job: &JobId) -> Result<String> {
+        let docs = self.list(job).await?;
+        let map: BTreeMap<String, serde_json::Value> = docs
+            .into_iter()
+            .map(|d| {
+                (
+                    d.url.to_string(),
+                    serde_json::json!({ "key": d.key, "content_hash": d.content_hash }),
+                )
+            })
+            .collect();
+        let body = serde_json::to_vec_pretty(&map).map_err(|e| {
+            Error::new(ErrorKind::Internal, format!("manifest: {e}"))
+                .with_backend(self.name.clone())
+        })?;
+        let key = manifest_key(job);
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(self.object_key(&key))
+            .content_type("application/json")
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("PutObject", e)))?;
+        Ok(key)
+    }
+
+    fn check_key_len(&self, key: &str, doc: &Document) -> Result<()> {
+        let full = self.object_key(key).len();
+        if full > MAX_KEY_BYTES {
+            return Err(Error::invalid(format!(
+                "S3 key of {full} bytes exceeds {MAX_KEY_BYTES} (shorten the sink prefix)"
+            ))
+            .with_backend(self.name.clone())
+            .with_url(&doc.meta.url));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Sink for S3Sink {
+    async fn put(&self, doc: &Document) -> Result<StoredDoc> {
+        let (plain, hashed) = document_keys(doc);
+        self.check_key_len(&hashed, doc)?;
+        let entry = self
+            .get_object(&self.object_key(&entry_key(&doc.job, &doc.meta.url)))
+            .await?
+            .and_then(|b| serde_json::from_slice::<StoredDoc>(&b).ok())
+            .filter(|s| s.url == doc.meta.url);
+        let key = match entry {
+            // This URL already has a key: keep it (idempotent re-put).
+            Some(existing) => {
+                self.put_document(&self.object_key(&existing.key), doc, false)
+                    .await?;
+                existing.key
+            }
+            None => match self
+                .put_document(&self.object_key(&plain), doc, true)
+                .await?
+            {
+                Claim::Won => plain,
+                Claim::HeldBy(Some(u)) if u == encode(doc.meta.url.as_str()) => {
+                    self.put_document(&self.object_key(&plain), doc, false)
+                        .await?;
+                    plain
+                }
+                Claim::HeldBy(_) => {
+                    self.put_document(&self.object_key(&hashed), doc, false)
+                        .await?;
+                    hashed
+                }
+            },
+        };
+        let stored = StoredDoc::new(doc.meta.url.clone(), key, doc.content_hash());
+        self.put_entry(&stored, &doc.job).await?;
+        Ok(stored)
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.get_object(&self.object_key(key)).await
+    }
+
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        let dir = self.object_key(&format!("{job}/{ENTRY_DIR}/"));
+        let mut keys = Vec::new();
+        self.for_each_page(&dir, |page| {
+            keys.extend(page);
+            async { Ok(()) }
+        })
+        .await?;
+        let docs: Vec<Option<StoredDoc>> = futures::stream::iter(keys)
+            .map(|k| async move {
+                let bytes = self.get_object(&k).await?;
+                match bytes {
+                    None => Ok(None),
+                    Some(b) => serde_json::from_slice::<StoredDoc>(&b)
+                        .map(Some)
+                        .map_err(|e| {
+                            self.err(AwsError::Malformed {
+                                what: format!("manifest entry {k}"),
+                                detail: e.to_string(),
+                            })
+                        }),
+                }
+            })
+            .buffer_unordered(LIST_CONCURRENCY)
+            .try_collect()
+            .await?;
+        Ok(docs.into_iter().flatten().collect())
+    }
+
+    async fn delete_job(&self, job: &JobId) -> Result<usize> {
+        // The trailing slash keeps `job-1/` from matching `job-10/...`.
+        let prefix = self.object_key(&job_prefix(job));
+        let mut documents = 0;
+        self.for_each_page(&prefix, |keys| {
+            documents += keys
+                .iter()
+                .filter(|k| k.strip_prefix(&prefix).is_some_and(is_document))
+                .count();
+            self.delete_batch(keys)
+        })
+        .await?;
+        Ok(documents)
+    }
+
+    async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
+        if !stored.key.starts_with(&job_prefix(&doc.job)) || stored.url != doc.meta.url {
+            return Err(Error::invalid(format!(
+                "replace: key '{}' is not this document's key in job {}",
+                stored.key, doc.job
+            ))
+            .with_backend(self.name.clone())
+            .with_url(&doc.meta.url));
+        }
+        self.put_document(&self.object_key(&stored.key), doc, false)
+            .await?;
+        let out = StoredDoc::new(doc.meta.url.clone(), stored.key.clone(), doc.content_hash());
+        self.put_entry(&out, &doc.job).await?;
+        Ok(out)
+    }
+
+    async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+        let key = aux_key(job, name).map_err(|e| e.with_backend(self.name.clone()))?;
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(self.object_key(&key))
+            .content_type(aux_content_type(name))
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("PutObject", e)))?;
+        Ok(key)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::SHARED
+    }
+}
