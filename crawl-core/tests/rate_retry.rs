@@ -74,19 +74,28 @@ async fn rate_limit_gaps_never_below_interval() {
 #[tokio::test(start_paused = true)]
 async fn rate_limit_none_is_unlimited() {
     let inner = Scripted::new(Vec::new());
-    let l = Arc::new(RateLimitLayer::new(Arc::clone(&inner) as Arc<dyn Fetcher>, None));
+    let l = Arc::new(RateLimitLayer::new(
+        Arc::clone(&inner) as Arc<dyn Fetcher>,
+        None,
+    ));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for i in 0..8 {
         let l = Arc::clone(&l);
         let url = Url::parse(&format!("http://example.test/p{i}")).unwrap();
-        tasks.push(tokio::spawn(async move { l.fetch(&FetchRequest::page(url)).await }));
+        tasks.push(tokio::spawn(async move {
+            l.fetch(&FetchRequest::page(url)).await
+        }));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
     }
     assert_eq!(inner.calls(), 8);
-    assert_eq!(start.elapsed(), Duration::ZERO, "an unlimited layer made callers wait");
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "an unlimited layer made callers wait"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -107,7 +116,11 @@ async fn rate_limit_is_per_host() {
     assert_eq!(start.elapsed(), Duration::ZERO);
     // ...while a second request to one host waits its interval.
     l.fetch(&qa2).await.unwrap();
-    assert!(start.elapsed() >= Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 /// A site with a robots.txt carrying `Crawl-delay: {delay}`.

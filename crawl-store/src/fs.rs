@@ -250,6 +250,21 @@ impl Sink for FsSink {
         Ok(n)
     }
 
+    async fn finish_job(&self, job: &JobId) -> Result<()> {
+        let docs = self.list(job).await?;
+        let map: std::collections::BTreeMap<String, serde_json::Value> = docs
+            .into_iter()
+            .map(|d| {
+                let v = serde_json::json!({ "key": d.key, "content_hash": d.content_hash });
+                (d.url.to_string(), v)
+            })
+            .collect();
+        let bytes = serde_json::to_vec_pretty(&map)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("manifest: {e}")))?;
+        let path = self.root.join(crawl_core::keys::manifest_key(job));
+        blocking(move || write_atomic(&path, &bytes)).await
+    }
+
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         let key = aux_key(job, name)?;
         let path = self.path_of(&key)?;

@@ -447,6 +447,10 @@ impl Sink for S3Sink {
         Ok(out)
     }
 
+    async fn finish_job(&self, job: &JobId) -> Result<()> {
+        self.write_manifest(job).await.map(|_| ())
+    }
+
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         let key = aux_key(job, name).map_err(|e| e.with_backend(self.name.clone()))?;
         self.client

@@ -178,6 +178,7 @@ impl JobRun {
     }
 
     async fn finalise(&self) -> Result<()> {
-        super::page::strip_templates(&self.inner, &self.record).await
+        super::page::strip_templates(&self.inner, &self.record).await?;
+        self.inner.sink.finish_job(&self.record.id).await
     }
 }

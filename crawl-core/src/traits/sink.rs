@@ -38,6 +38,14 @@ pub trait Sink: Debug + Display + Send + Sync + 'static {
         self.put(doc).await
     }
 
+    /// Called once when a job's writers are done (the engine calls it as the job completes):
+    /// a sink that keeps a summary manifest writes it here. Idempotent. The default does
+    /// nothing.
+    async fn finish_job(&self, job: &JobId) -> Result<()> {
+        let _ = job;
+        Ok(())
+    }
+
     /// Writes an auxiliary object (site template, chunks) under the job's prefix.
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String>;
 
@@ -66,6 +74,9 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
         (**self).replace(stored, doc).await
+    }
+    async fn finish_job(&self, job: &JobId) -> Result<()> {
+        (**self).finish_job(job).await
     }
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         (**self).put_aux(job, name, bytes).await
