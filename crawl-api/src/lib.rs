@@ -2,6 +2,7 @@
 
 mod auth;
 mod error;
+pub mod ingest;
 mod model;
 mod routes;
 mod runner;
