@@ -7,6 +7,7 @@ mod model;
 mod routes;
 mod runner;
 mod state;
+pub mod ui;
 
 pub use auth::{AllowAll, Authorizer, DynAuthorizer};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
