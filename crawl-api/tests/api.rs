@@ -14,7 +14,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use crawl_api::{router, ApiError, Authorizer};
-use crawl_core::{Ingestor, JobRecord, StoredDoc};
+use crawl_core::{DynIngestor, DynSink, Ingestor, JobRecord, StoredDoc};
 use serde_json::{json, Value};
 use support::{eventually, memory_state, state_with, ROOT};
 use tower::ServiceExt;
@@ -326,7 +326,11 @@ async fn delete_while_running_cancels_first_and_leaves_nothing() {
     let recorder = Arc::new(Recorder::default());
     // The site answers after an hour: the job is surely running, mid-fetch, at the DELETE.
     let site = Arc::new(support::CannedSite::new(Duration::from_secs(3600)));
-    let state = state_with(sink.clone(), recorder.clone(), Arc::clone(&site));
+    let state = state_with(
+        Arc::clone(&sink) as DynSink,
+        Arc::clone(&recorder) as DynIngestor,
+        Arc::clone(&site),
+    );
     let app = router(state);
     let id = start(&app, "a", json!({"url": ROOT, "maxDepth": 3})).await;
     eventually("first fetch", || async {
@@ -364,7 +368,11 @@ async fn delete_of_a_completed_job_reaches_the_ingestor_once() {
     let sink = Arc::new(support::WatchedSink::default());
     let recorder = Arc::new(Recorder::default());
     let site = Arc::new(support::CannedSite::new(Duration::ZERO));
-    let app = router(state_with(sink.clone(), recorder.clone(), site));
+    let app = router(state_with(
+        Arc::clone(&sink) as DynSink,
+        Arc::clone(&recorder) as DynIngestor,
+        site,
+    ));
     let id = start(&app, "a", json!({"url": ROOT})).await;
     wait_final(&app, "a", &id).await;
     assert_eq!(*recorder.completed.lock().unwrap(), vec![id.clone()]);

@@ -165,9 +165,9 @@ mod tests {
     #[tokio::test]
     async fn writes_heading_aware_chunks_with_stable_ids() {
         let (sink, record, doc) = setup().await;
-        let ingestor = ChunkIngestor::new(sink.clone());
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
         ingestor
-            .on_completed(&record, &[doc.clone()])
+            .on_completed(&record, std::slice::from_ref(&doc))
             .await
             .unwrap();
         let first = chunks(&sink, &record.id).await;

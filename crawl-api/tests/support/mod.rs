@@ -119,7 +119,11 @@ pub fn memory_state(delay: Duration) -> (ApiState, Arc<WatchedSink>, Arc<CannedS
     let sink = Arc::new(WatchedSink::default());
     let site = Arc::new(CannedSite::new(delay));
     (
-        state_with(sink.clone(), Arc::new(NoopIngestor), Arc::clone(&site)),
+        state_with(
+            Arc::clone(&sink) as DynSink,
+            Arc::new(NoopIngestor),
+            Arc::clone(&site),
+        ),
         sink,
         site,
     )
