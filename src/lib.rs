@@ -10,3 +10,7 @@ pub use crawl_store as store;
 /// `aws-dynamodb` features.
 #[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
 pub use crawl_aws as aws;
+
+/// The job API: an axum router for crawl jobs per assistant, runners and ingestors.
+#[cfg(feature = "api")]
+pub use crawl_api as api;

@@ -1,0 +1,221 @@
+//! [`ChunkIngestor`]: heading-aware RAG chunks of a job's documents, as `chunks.jsonl`.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, StoredDoc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::split::{split_front_matter, split_markdown};
+
+/// Name of the chunk file written under the job's prefix.
+pub const CHUNKS_FILE: &str = "chunks.jsonl";
+
+/// Default chunk size target, in bytes of markdown.
+pub const DEFAULT_MAX_CHUNK_CHARS: usize = 1500;
+
+/// One line of `chunks.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Chunk {
+    /// Hex SHA-256 of url, content hash and chunk index: re-ingesting an unchanged page gives
+    /// the same ids (an idempotent upsert in a vector store).
+    pub id: String,
+    /// The page URL.
+    pub url: String,
+    /// The page title, when it has one.
+    pub title: Option<String>,
+    /// Headings above the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// The chunk's markdown.
+    pub text: String,
+    /// Hex SHA-256 of the page's markdown body.
+    pub content_hash: String,
+}
+
+/// The stable id of chunk `index` of a page.
+pub fn chunk_id(url: &str, content_hash: &str, index: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(url.as_bytes());
+    h.update(b"\n");
+    h.update(content_hash.as_bytes());
+    h.update(b"\n");
+    h.update(index.to_string().as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// Chunks of one stored document file.
+pub fn chunk_document(doc: &StoredDoc, file: &str, max_chars: usize) -> Vec<Chunk> {
+    let parts = split_front_matter(file);
+    split_markdown(parts.body, max_chars)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| Chunk {
+            id: chunk_id(doc.url.as_str(), &doc.content_hash, i),
+            url: doc.url.to_string(),
+            title: parts.title.clone(),
+            heading_path: p.heading_path,
+            text: p.text,
+            content_hash: doc.content_hash.clone(),
+        })
+        .collect()
+}
+
+/// Reads each stored document back from the sink, splits it into heading-aware chunks
+/// (headings, then ~1,500-byte pieces at paragraph boundaries, never inside a code block)
+/// and writes them as JSON lines to `{job-id}/chunks.jsonl` with
+/// [`Sink::put_aux`](crawl_core::Sink::put_aux). Deleting the job's objects removes the file,
+/// so [`on_deleted`](Ingestor::on_deleted) has nothing to do.
+#[derive(Debug, Clone)]
+pub struct ChunkIngestor {
+    sink: DynSink,
+    max_chars: usize,
+}
+
+impl ChunkIngestor {
+    /// Chunks documents of `sink` (the crawler's sink).
+    pub fn new(sink: DynSink) -> Self {
+        ChunkIngestor {
+            sink,
+            max_chars: DEFAULT_MAX_CHUNK_CHARS,
+        }
+    }
+
+    /// Sets the chunk size target in bytes (default 1,500).
+    #[must_use]
+    pub fn max_chars(mut self, n: usize) -> Self {
+        self.max_chars = n.max(1);
+        self
+    }
+}
+
+impl fmt::Display for ChunkIngestor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ChunkIngestor({}, {} chars)", self.sink, self.max_chars)
+    }
+}
+
+#[async_trait]
+impl Ingestor for ChunkIngestor {
+    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()> {
+        let mut out = Vec::new();
+        for doc in docs {
+            let bytes = self.sink.get(&doc.key).await?.ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("chunking: document {} is not in {}", doc.key, self.sink),
+                )
+            })?;
+            let file = String::from_utf8_lossy(&bytes);
+            for chunk in chunk_document(doc, &file, self.max_chars) {
+                let line = serde_json::to_vec(&chunk)
+                    .map_err(|e| Error::new(ErrorKind::Internal, format!("chunk JSON: {e}")))?;
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+            }
+        }
+        self.sink.put_aux(&job.id, CHUNKS_FILE, out).await?;
+        Ok(())
+    }
+
+    async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crawl_core::memory::MemorySink;
+    use crawl_core::{CrawlRequest, JobId, Sink};
+
+    use super::*;
+
+    const FILE: &str = "---\nurl: \"https://x.test/guide\"\ntitle: \"Guide\"\ncontent_hash: \"sha256:h1\"\n---\n\n# Guide\n\nIntro.\n\n## Install\n\n```sh\ncargo install x\n```\n\nDone.\n";
+
+    async fn setup() -> (Arc<MemorySink>, JobRecord, StoredDoc) {
+        let sink = Arc::new(MemorySink::new());
+        let job = JobId::new();
+        let req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::UNIX_EPOCH);
+        // A document file at a key of the job, as a sink would hold it.
+        let key = sink
+            .put_aux(&job, "guide.md", FILE.as_bytes().to_vec())
+            .await
+            .unwrap();
+        let doc = StoredDoc::new("https://x.test/guide".parse().unwrap(), key, "h1".into());
+        (sink, record, doc)
+    }
+
+    async fn chunks(sink: &MemorySink, job: &JobId) -> Vec<Chunk> {
+        let bytes = sink
+            .get(&format!("{job}/{CHUNKS_FILE}"))
+            .await
+            .unwrap()
+            .unwrap();
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn writes_heading_aware_chunks_with_stable_ids() {
+        let (sink, record, doc) = setup().await;
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
+        ingestor
+            .on_completed(&record, std::slice::from_ref(&doc))
+            .await
+            .unwrap();
+        let first = chunks(&sink, &record.id).await;
+        assert_eq!(first.len(), 2, "{first:#?}");
+        assert_eq!(first[0].heading_path, vec!["Guide".to_owned()]);
+        assert_eq!(
+            first[1].heading_path,
+            vec!["Guide".to_owned(), "Install".to_owned()]
+        );
+        assert!(first[1].text.contains("```sh\ncargo install x\n```"));
+        assert_eq!(first[0].title.as_deref(), Some("Guide"));
+        assert_eq!(first[0].url, "https://x.test/guide");
+        assert_eq!(first[0].content_hash, "h1");
+        assert_eq!(first[1].id, chunk_id("https://x.test/guide", "h1", 1));
+        assert_ne!(first[0].id, first[1].id);
+        let line = serde_json::to_value(&first[0]).unwrap();
+        let mut keys: Vec<&str> = line
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            ["contentHash", "headingPath", "id", "text", "title", "url"]
+        );
+
+        // Re-ingesting the unchanged page is an idempotent upsert: same ids, same file.
+        ingestor.on_completed(&record, &[doc]).await.unwrap();
+        assert_eq!(chunks(&sink, &record.id).await, first);
+        ingestor.on_deleted(&record).await.unwrap();
+        ingestor.on_deleted(&record).await.unwrap();
+        assert_eq!(sink.delete_job(&record.id).await.unwrap(), 0);
+        assert!(
+            sink.keys().is_empty(),
+            "delete_job removes chunks.jsonl too"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_document_is_an_error() {
+        let (sink, record, mut doc) = setup().await;
+        doc.key = format!("{}/gone.md", record.id);
+        let e = ChunkIngestor::new(sink)
+            .on_completed(&record, &[doc])
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+    }
+}

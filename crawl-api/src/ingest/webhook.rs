@@ -1,0 +1,211 @@
+//! [`WebhookIngestor`]: a signed JSON manifest POSTed to the host's ingestion endpoint.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use crawl_core::{Error, ErrorKind, Ingestor, JobRecord, Result, StoredDoc};
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// Header carrying `sha256=<hex HMAC-SHA256 of the body>`.
+pub const SIGNATURE_HEADER: &str = "x-kb-crawl-signature";
+/// Header carrying a delivery id, the same for every retry of one event
+/// (`crawl.completed:job-…`), so a receiver can drop a duplicate.
+pub const DELIVERY_HEADER: &str = "x-kb-crawl-delivery";
+
+/// The body POSTed for each event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// `crawl.completed` or `crawl.deleted`.
+    pub event: String,
+    /// The job.
+    pub crawl_job_id: String,
+    /// The owning assistant (`null` for jobs started outside the API).
+    pub assistant_id: Option<String>,
+    /// The stored documents (empty for `crawl.deleted`).
+    pub documents: Vec<ManifestDoc>,
+}
+
+/// One document of a [`Manifest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestDoc {
+    /// The page URL.
+    pub url: String,
+    /// Key of the markdown file in the sink.
+    pub key: String,
+    /// Hex SHA-256 of the markdown body.
+    pub content_hash: String,
+}
+
+/// `sha256=<hex>` of HMAC-SHA256(`secret`, `body`): what [`SIGNATURE_HEADER`] carries.
+pub fn sign(secret: &[u8], body: &[u8]) -> String {
+    // HMAC accepts keys of any length: `new_from_slice` cannot fail for it.
+    let mut mac = match Hmac::<Sha256>::new_from_slice(secret) {
+        Ok(m) => m,
+        Err(_) => unreachable!("HMAC takes keys of any length"),
+    };
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// Checks a [`SIGNATURE_HEADER`] value in constant time (for receivers and tests).
+pub fn verify(secret: &[u8], body: &[u8], header: &str) -> bool {
+    let Some(hex_sig) = header.strip_prefix("sha256=") else {
+        return false;
+    };
+    let Ok(sig) = hex::decode(hex_sig) else {
+        return false;
+    };
+    match Hmac::<Sha256>::new_from_slice(secret) {
+        Ok(mut mac) => {
+            mac.update(body);
+            mac.verify_slice(&sig).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
+/// POSTs a [`Manifest`] to a URL for each completed and each deleted job, signed with
+/// HMAC-SHA256 in [`SIGNATURE_HEADER`], retried with exponential backoff on network errors,
+/// 5xx and 429 answers. Any 2xx is success; another 4xx fails at once (the receiver refused
+/// the manifest).
+#[derive(Clone)]
+pub struct WebhookIngestor {
+    url: String,
+    secret: Vec<u8>,
+    client: reqwest::Client,
+    attempts: u32,
+    backoff: Duration,
+}
+
+impl fmt::Debug for WebhookIngestor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookIngestor")
+            .field("url", &self.url)
+            .field("secret", &"<redacted>")
+            .field("attempts", &self.attempts)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
+}
+
+impl fmt::Display for WebhookIngestor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WebhookIngestor({})", self.url)
+    }
+}
+
+impl WebhookIngestor {
+    /// Posts to `url`, signing with `secret`. Defaults: 5 attempts, 250 ms first backoff
+    /// (doubling), 30 s timeout per attempt.
+    pub fn new(url: impl Into<String>, secret: impl Into<Vec<u8>>) -> Result<Self> {
+        let url = url.into();
+        reqwest::Url::parse(&url)
+            .map_err(|e| Error::invalid(format!("webhook url: '{url}' is not a URL ({e})")))?;
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("webhook client: {e}")))?;
+        Ok(WebhookIngestor {
+            url,
+            secret: secret.into(),
+            client,
+            attempts: 5,
+            backoff: Duration::from_millis(250),
+        })
+    }
+
+    /// Tries each delivery at most `n` times (at least once).
+    #[must_use]
+    pub fn attempts(mut self, n: u32) -> Self {
+        self.attempts = n.max(1);
+        self
+    }
+
+    /// Waits `d` before the first retry, doubling each time.
+    #[must_use]
+    pub fn backoff(mut self, d: Duration) -> Self {
+        self.backoff = d;
+        self
+    }
+
+    async fn deliver(&self, manifest: &Manifest) -> Result<()> {
+        let body = serde_json::to_vec(manifest)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("manifest JSON: {e}")))?;
+        let signature = sign(&self.secret, &body);
+        let delivery = format!("{}:{}", manifest.event, manifest.crawl_job_id);
+        let mut wait = self.backoff;
+        let mut last = String::new();
+        for attempt in 1..=self.attempts {
+            if attempt > 1 {
+                tokio::time::sleep(wait).await;
+                wait = wait.saturating_mul(2);
+            }
+            let sent = self
+                .client
+                .post(&self.url)
+                .header("content-type", "application/json")
+                .header(SIGNATURE_HEADER, &signature)
+                .header(DELIVERY_HEADER, &delivery)
+                .body(body.clone())
+                .send()
+                .await;
+            match sent {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
+                    last = format!("answered {}", r.status());
+                }
+                Ok(r) => {
+                    return Err(Error::new(
+                        ErrorKind::HttpStatus,
+                        format!("webhook {} refused {delivery}: {}", self.url, r.status()),
+                    ))
+                }
+                Err(e) => last = format!("{e}"),
+            }
+            tracing::warn!(url = %self.url, %delivery, attempt, reason = %last, "webhook delivery failed");
+        }
+        Err(Error::new(
+            ErrorKind::Network,
+            format!(
+                "webhook {}: {delivery} not delivered after {} attempts ({last})",
+                self.url, self.attempts
+            ),
+        ))
+    }
+}
+
+#[async_trait]
+impl Ingestor for WebhookIngestor {
+    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()> {
+        self.deliver(&Manifest {
+            event: "crawl.completed".into(),
+            crawl_job_id: job.id.to_string(),
+            assistant_id: job.assistant_id.clone(),
+            documents: docs
+                .iter()
+                .map(|d| ManifestDoc {
+                    url: d.url.to_string(),
+                    key: d.key.clone(),
+                    content_hash: d.content_hash.clone(),
+                })
+                .collect(),
+        })
+        .await
+    }
+
+    async fn on_deleted(&self, job: &JobRecord) -> Result<()> {
+        self.deliver(&Manifest {
+            event: "crawl.deleted".into(),
+            crawl_job_id: job.id.to_string(),
+            assistant_id: job.assistant_id.clone(),
+            documents: Vec::new(),
+        })
+        .await
+    }
+}

@@ -1,0 +1,17 @@
+#![doc = include_str!("../README.md")]
+
+mod auth;
+mod error;
+pub mod ingest;
+mod model;
+mod routes;
+mod runner;
+mod state;
+pub mod ui;
+
+pub use auth::{AllowAll, Authorizer, DynAuthorizer};
+pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use model::{CrawlJob, CrawlList, CrawlStarted};
+pub use routes::{router, ROUTES};
+pub use runner::{DynRunner, InProcessRunner, Runner};
+pub use state::{ApiState, DEFAULT_MAX_RUNNING_PER_ASSISTANT};

@@ -1,0 +1,68 @@
+//! The JSON shapes of the job API (camelCase, timestamps RFC 3339).
+
+use crawl_core::{JobRecord, JobStatus};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// Answer to `POST /assistants/{assistant_id}/crawl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrawlStarted {
+    /// The new job's id.
+    pub crawl_job_id: String,
+    /// `RUNNING` (or already final for a job that ended at once).
+    pub status: JobStatus,
+    /// When the job started.
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+}
+
+/// Answer to `GET /assistants/{assistant_id}/crawl/{crawl_job_id}`, and one item of the list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrawlJob {
+    /// The job's id.
+    pub crawl_job_id: String,
+    /// `RUNNING`, `COMPLETED` or `FAILED`.
+    pub status: JobStatus,
+    /// Admitted pages that ended (stored or skipped).
+    pub pages_processed: u64,
+    /// Pages admitted so far (at most `maxPages`).
+    pub pages_total: u64,
+    /// When the job started.
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    /// When it ended; `null` while running.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub completed_at: Option<OffsetDateTime>,
+}
+
+/// Answer to `GET /assistants/{assistant_id}/crawls`: newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrawlList {
+    /// The assistant's jobs.
+    pub crawls: Vec<CrawlJob>,
+}
+
+impl From<&JobRecord> for CrawlStarted {
+    fn from(r: &JobRecord) -> Self {
+        CrawlStarted {
+            crawl_job_id: r.id.to_string(),
+            status: r.status,
+            started_at: r.started_at,
+        }
+    }
+}
+
+impl From<&JobRecord> for CrawlJob {
+    fn from(r: &JobRecord) -> Self {
+        CrawlJob {
+            crawl_job_id: r.id.to_string(),
+            status: r.status,
+            pages_processed: r.progress.pages_processed,
+            pages_total: r.progress.pages_total,
+            started_at: r.started_at,
+            completed_at: r.completed_at,
+        }
+    }
+}

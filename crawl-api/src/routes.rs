@@ -1,0 +1,194 @@
+//! The four routes of the job API.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use crawl_core::{CrawlRequest, JobId, JobRecord, JobStatus};
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+use crate::model::{CrawlJob, CrawlList, CrawlStarted};
+use crate::state::ApiState;
+
+const START: &str = "/assistants/{assistant_id}/crawl";
+const ONE: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}";
+const LIST: &str = "/assistants/{assistant_id}/crawls";
+
+/// Every route of [`router`] as `(method, path)`; axum and OpenAPI share the path syntax.
+/// The OpenAPI test checks the spec declares exactly these and the router serves each.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("post", START),
+    ("get", ONE),
+    ("delete", ONE),
+    ("get", LIST),
+];
+
+/// The job API: mount it in a host's axum app.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route(START, post(start))
+        .route(ONE, get(get_one).delete(delete))
+        .route(LIST, get(list))
+        .with_state(state)
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// Checks the assistant id's shape, then asks the authorizer.
+async fn authorize(state: &ApiState, headers: &HeaderMap, assistant: &str) -> ApiResult<()> {
+    let ok = !assistant.is_empty()
+        && assistant.len() <= 128
+        && assistant
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !ok {
+        return Err(ApiError::invalid(
+            "assistantId",
+            "assistantId: must be 1 to 128 characters of letters, digits, '-', '_' or '.'",
+        ));
+    }
+    state.authorizer.authorize(headers, assistant).await
+}
+
+/// The job, only if it belongs to `assistant`: another assistant's job is "not found".
+async fn owned_job(state: &ApiState, assistant: &str, job: &str) -> ApiResult<JobRecord> {
+    let missing = || ApiError::not_found(format!("no crawl job {job} for assistant {assistant}"));
+    let id: JobId = job.parse().map_err(|_| missing())?;
+    match state.jobs.get(&id).await? {
+        Some(r) if r.assistant_id.as_deref() == Some(assistant) => Ok(r),
+        _ => Err(missing()),
+    }
+}
+
+async fn start(
+    State(state): State<ApiState>,
+    Path(assistant): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<CrawlStarted>)> {
+    authorize(&state, &headers, &assistant).await?;
+    let body = parse_body(&body)?;
+    let url = match body.get("url") {
+        None | Some(Value::Null) => return Err(ApiError::invalid("url", "url: is required")),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(ApiError::invalid("url", "url: must be a string")),
+    };
+    let mut builder = CrawlRequest::builder(url)
+        .assistant_id(Some(assistant.clone()))
+        .allow_private_network(state.allow_private_network)
+        .guardrails(state.guardrails);
+    if let Some(d) = count_field(&body, "maxDepth")? {
+        builder = builder.max_depth(d);
+    }
+    if let Some(p) = count_field(&body, "maxPages")? {
+        builder = builder.max_pages(p);
+    }
+    let request = builder.build()?;
+
+    let _guard = state.start_lock.lock().await;
+    let running = state
+        .jobs
+        .list(Some(&assistant))
+        .await?
+        .iter()
+        .filter(|r| r.status == JobStatus::Running)
+        .count();
+    if running >= state.max_running_per_assistant {
+        return Err(ApiError::too_many(format!(
+            "assistant {assistant} already has {running} running crawl jobs (the limit is {}); \
+             wait for one to finish or delete one",
+            state.max_running_per_assistant
+        )));
+    }
+    let id = state.runner.start(request).await?;
+    let record =
+        state.jobs.get(&id).await?.ok_or_else(|| {
+            ApiError::not_found(format!("crawl job {id} vanished after its start"))
+        })?;
+    Ok((StatusCode::ACCEPTED, Json(CrawlStarted::from(&record))))
+}
+
+fn parse_body(body: &[u8]) -> ApiResult<Map<String, Value>> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(ApiError::malformed(
+            "body: must be a JSON object {\"url\", \"maxDepth\", \"maxPages\"}",
+        )),
+        Err(e) => Err(ApiError::malformed(format!("body: malformed JSON ({e})"))),
+    }
+}
+
+/// A non-negative whole-number field; numbers beyond `u32` saturate so the guardrail message
+/// names the limit.
+fn count_field(body: &Map<String, Value>, field: &str) -> ApiResult<Option<u32>> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.is_u64() => {
+            Ok(Some(n.as_u64().map_or(u32::MAX, |v| {
+                u32::try_from(v).unwrap_or(u32::MAX)
+            })))
+        }
+        Some(_) => Err(ApiError::invalid(
+            field,
+            format!("{field}: must be a whole number, at least 0"),
+        )),
+    }
+}
+
+async fn get_one(
+    State(state): State<ApiState>,
+    Path((assistant, job)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Json<CrawlJob>> {
+    authorize(&state, &headers, &assistant).await?;
+    let record = owned_job(&state, &assistant, &job).await?;
+    Ok(Json(CrawlJob::from(&record)))
+}
+
+async fn list(
+    State(state): State<ApiState>,
+    Path(assistant): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<CrawlList>> {
+    authorize(&state, &headers, &assistant).await?;
+    let crawls = state
+        .jobs
+        .list(Some(&assistant))
+        .await?
+        .iter()
+        .map(CrawlJob::from)
+        .collect();
+    Ok(Json(CrawlList { crawls }))
+}
+
+/// Stops the job if it runs (and waits for its end), removes it from the knowledge base, then
+/// its documents, then its record. A failure leaves the record so the DELETE can be retried.
+async fn delete(
+    State(state): State<ApiState>,
+    Path((assistant, job)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<StatusCode> {
+    authorize(&state, &headers, &assistant).await?;
+    let record = owned_job(&state, &assistant, &job).await?;
+    state.runner.cancel(&record.id).await?;
+    let record = state.jobs.get(&record.id).await?.unwrap_or(record);
+    state.ingestor.on_deleted(&record).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            None,
+            format!(
+                "the knowledge base did not confirm the removal ({e}); the job is kept, retry the DELETE"
+            ),
+        )
+    })?;
+    state.sink.delete_job(&record.id).await?;
+    match state.jobs.delete(&record.id).await {
+        Ok(()) => {}
+        // A concurrent DELETE got there first.
+        Err(e) if e.kind() == crawl_core::ErrorKind::NotFound => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(StatusCode::NO_CONTENT)
+}

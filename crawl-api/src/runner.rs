@@ -1,0 +1,116 @@
+//! Where jobs run: the [`Runner`] trait and the [`InProcessRunner`] (tokio tasks).
+
+use std::collections::HashMap;
+use std::fmt::{self, Debug, Display};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use crawl_core::{CrawlRequest, Crawler, Error, ErrorKind, JobId, Result};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Starts and stops crawl jobs. The API reads progress from the
+/// [`JobStore`](crawl_core::JobStore) whichever runner is used.
+///
+/// # Contract
+/// - `start` returns the new job's id once its [`JobRecord`](crawl_core::JobRecord) exists
+///   in the job store the API reads (status `RUNNING`, `assistant_id` from the request); the
+///   crawl itself runs in the background.
+/// - `cancel` is best effort and idempotent: an unknown or ended job is `Ok`. A runner that can
+///   know (in-process) returns only after the job has ended and will write nothing more; a
+///   remote runner (Step Functions) returns once the stop was requested.
+#[async_trait]
+pub trait Runner: Debug + Display + Send + Sync + 'static {
+    /// Starts a job for `request`.
+    async fn start(&self, request: CrawlRequest) -> Result<JobId>;
+    /// Stops the job, if it is running.
+    async fn cancel(&self, job: &JobId) -> Result<()>;
+}
+
+/// Shared runner handle.
+pub type DynRunner = Arc<dyn Runner>;
+
+#[derive(Debug, Clone)]
+struct Running {
+    cancel: CancellationToken,
+    ended: watch::Receiver<bool>,
+}
+
+type RunningMap = Arc<Mutex<HashMap<JobId, Running>>>;
+
+/// Runs each job as tokio tasks of one [`Crawler`] in this process, keeping each job's
+/// handle so [`cancel`](Runner::cancel) can stop it and wait for its end.
+#[derive(Debug, Clone)]
+pub struct InProcessRunner {
+    crawler: Crawler,
+    running: RunningMap,
+}
+
+impl InProcessRunner {
+    /// A runner over `crawler` (its job store and sink are the ones the API must read).
+    pub fn new(crawler: Crawler) -> Self {
+        InProcessRunner {
+            crawler,
+            running: Arc::default(),
+        }
+    }
+
+    /// The crawler jobs run on.
+    pub fn crawler(&self) -> &Crawler {
+        &self.crawler
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Running>>> {
+        lock(&self.running)
+    }
+}
+
+fn lock(m: &RunningMap) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Running>>> {
+    m.lock()
+        .map_err(|_| Error::new(ErrorKind::Internal, "runner lock poisoned"))
+}
+
+impl Display for InProcessRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "InProcessRunner({})", self.crawler.jobs())
+    }
+}
+
+#[async_trait]
+impl Runner for InProcessRunner {
+    async fn start(&self, request: CrawlRequest) -> Result<JobId> {
+        let handle = self.crawler.start(request).await?;
+        let id = handle.id().clone();
+        let (tx, rx) = watch::channel(false);
+        self.lock()?.insert(
+            id.clone(),
+            Running {
+                cancel: handle.cancellation_token(),
+                ended: rx,
+            },
+        );
+        let running = Arc::clone(&self.running);
+        let job = id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = handle.wait().await {
+                tracing::warn!(job = %job, error = %e, "crawl job ended with an error");
+            }
+            if let Ok(mut m) = lock(&running) {
+                m.remove(&job);
+            }
+            let _ = tx.send(true);
+        });
+        Ok(id)
+    }
+
+    async fn cancel(&self, job: &JobId) -> Result<()> {
+        let Some(mut r) = self.lock()?.get(job).cloned() else {
+            return Ok(());
+        };
+        r.cancel.cancel();
+        // The sender sets `true` after the job task has returned; a closed channel means the
+        // watcher is gone, which only happens after that.
+        let _ = r.ended.wait_for(|ended| *ended).await;
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! [`ApiState`]: the backends and settings the router works with.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crawl_core::{DynIngestor, DynJobStore, DynSink, Guardrails};
+
+use crate::auth::{AllowAll, DynAuthorizer};
+use crate::runner::{DynRunner, InProcessRunner};
+
+/// Default cap on running jobs per assistant.
+pub const DEFAULT_MAX_RUNNING_PER_ASSISTANT: usize = 3;
+
+/// Everything the router needs. Cheap to clone.
+#[derive(Clone)]
+pub struct ApiState {
+    pub(crate) runner: DynRunner,
+    pub(crate) jobs: DynJobStore,
+    pub(crate) sink: DynSink,
+    pub(crate) ingestor: DynIngestor,
+    pub(crate) authorizer: DynAuthorizer,
+    pub(crate) guardrails: Guardrails,
+    pub(crate) max_running_per_assistant: usize,
+    pub(crate) allow_private_network: bool,
+    /// Serialises the running-jobs check with the start, so two requests at once cannot both
+    /// pass the per-assistant limit (per process).
+    pub(crate) start_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl fmt::Debug for ApiState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiState")
+            .field("runner", &self.runner.to_string())
+            .field("jobs", &self.jobs.to_string())
+            .field("sink", &self.sink.to_string())
+            .field("ingestor", &self.ingestor.to_string())
+            .field("authorizer", &self.authorizer)
+            .field("guardrails", &self.guardrails)
+            .field("max_running_per_assistant", &self.max_running_per_assistant)
+            .field("allow_private_network", &self.allow_private_network)
+            .finish()
+    }
+}
+
+impl ApiState {
+    /// State over a runner and the job store and sink it writes to. `ingestor` is called on
+    /// delete (give the crawler the same one for `on_completed`). Defaults: allow-all
+    /// authorizer, the feature request's guardrails, 3 running jobs per assistant, public
+    /// network only.
+    pub fn new(runner: DynRunner, jobs: DynJobStore, sink: DynSink, ingestor: DynIngestor) -> Self {
+        ApiState {
+            runner,
+            jobs,
+            sink,
+            ingestor,
+            authorizer: Arc::new(AllowAll),
+            guardrails: Guardrails::default(),
+            max_running_per_assistant: DEFAULT_MAX_RUNNING_PER_ASSISTANT,
+            allow_private_network: false,
+            start_lock: Arc::default(),
+        }
+    }
+
+    /// State over an [`InProcessRunner`], reading the crawler's own job store and sink.
+    pub fn in_process(runner: InProcessRunner, ingestor: DynIngestor) -> Self {
+        let jobs = Arc::clone(runner.crawler().jobs());
+        let sink = Arc::clone(runner.crawler().sink());
+        Self::new(Arc::new(runner), jobs, sink, ingestor)
+    }
+
+    /// Uses this authorizer.
+    #[must_use]
+    pub fn authorizer(mut self, a: DynAuthorizer) -> Self {
+        self.authorizer = a;
+        self
+    }
+
+    /// Validates requests against these limits.
+    #[must_use]
+    pub fn guardrails(mut self, g: Guardrails) -> Self {
+        self.guardrails = g;
+        self
+    }
+
+    /// Caps the jobs one assistant may have running at once (answers 429 above it).
+    #[must_use]
+    pub fn max_running_per_assistant(mut self, n: usize) -> Self {
+        self.max_running_per_assistant = n;
+        self
+    }
+
+    /// Lets crawls reach private, loopback and link-local hosts (intranets, local demos).
+    #[must_use]
+    pub fn allow_private_network(mut self, allow: bool) -> Self {
+        self.allow_private_network = allow;
+        self
+    }
+}

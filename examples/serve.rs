@@ -1,0 +1,76 @@
+//! Serves the job API and the "Website Sources" page with the embedded backends: documents
+//! and chunks on disk (`FsSink`), moka dedup, in-memory job records.
+//!
+//! ```text
+//! cargo run --release --example serve -- [--addr 127.0.0.1:8080] [--data ./kb] [--allow-private-network]
+//! ```
+//!
+//! Open `http://127.0.0.1:8080/` (assistant `demo`). The API is under `/assistants/...`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use kb_crawl::api::ingest::ChunkIngestor;
+use kb_crawl::api::{ui, ApiState, InProcessRunner};
+use kb_crawl::memory::MemoryJobStore;
+use kb_crawl::store::{FsSink, MokaDedup};
+use kb_crawl::{Crawler, DynIngestor, DynSink};
+
+/// The assistant the page works for.
+const ASSISTANT: &str = "demo";
+
+#[derive(Debug, Parser)]
+#[command(about = "Serve the kb-crawl job API and the Website Sources page")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Folder documents and chunks are written to.
+    #[arg(long, default_value = "./kb")]
+    data: PathBuf,
+    /// Allow crawling private, loopback and link-local hosts (needed for 127.0.0.1).
+    #[arg(long)]
+    allow_private_network: bool,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let sink: DynSink = Arc::new(FsSink::new(&args.data)?);
+    let ingestor: DynIngestor = Arc::new(ChunkIngestor::new(Arc::clone(&sink)));
+    let crawler = Crawler::builder()
+        .sink(sink)
+        .dedup(Arc::new(MokaDedup::new()))
+        .jobs(Arc::new(MemoryJobStore::new()))
+        .ingestor(Arc::clone(&ingestor))
+        .build()?;
+    let state = ApiState::in_process(InProcessRunner::new(crawler), ingestor)
+        .allow_private_network(args.allow_private_network);
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    eprintln!(
+        "Website Sources: http://{}/ (assistant {ASSISTANT}); documents in {}",
+        listener.local_addr()?,
+        args.data.display()
+    );
+    axum::serve(listener, ui::app(state, ASSISTANT)).await?;
+    Ok(())
+}
