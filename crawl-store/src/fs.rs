@@ -58,6 +58,10 @@ struct JobManifest {
 pub struct FsSink {
     root: PathBuf,
     manifests: Arc<Mutex<HashMap<JobId, Arc<Mutex<JobManifest>>>>>,
+    /// Per-job gate: every write holds it shared until its blocking file operations end (even
+    /// when the task that started it is aborted), and `delete_job` takes it exclusively, so
+    /// no write of a cancelled crawl lands after its job was deleted.
+    gates: Arc<Mutex<HashMap<JobId, Arc<tokio::sync::RwLock<()>>>>>,
 }
 
 impl FsSink {
@@ -68,6 +72,7 @@ impl FsSink {
         Ok(FsSink {
             root,
             manifests: Arc::default(),
+            gates: Arc::default(),
         })
     }
 
@@ -87,6 +92,14 @@ impl FsSink {
         } else {
             Err(FsError::BadKey(key.chars().take(200).collect()))
         }
+    }
+
+    fn gate(&self, job: &JobId) -> Result<Arc<tokio::sync::RwLock<()>>> {
+        let mut g = self
+            .gates
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))?;
+        Ok(Arc::clone(g.entry(job.clone()).or_default()))
     }
 
     fn manifest_path(&self, job: &JobId) -> PathBuf {
@@ -207,13 +220,25 @@ impl Sink for FsSink {
         };
         let path = self.path_of(&stored.key)?;
         let bytes = doc.to_file_bytes();
-        blocking(move || write_atomic(&path, &bytes)).await?;
-        if changed {
-            let line = serde_json::to_string(&stored)
-                .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-            let mpath = self.manifest_path(&doc.job);
-            blocking(move || append_line(&mpath, &line)).await?;
-        }
+        let manifest_line = if changed {
+            Some(
+                serde_json::to_string(&stored)
+                    .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let mpath = self.manifest_path(&doc.job);
+        let held = self.gate(&doc.job)?.read_owned().await;
+        blocking(move || {
+            let _held = held;
+            write_atomic(&path, &bytes)?;
+            match manifest_line {
+                Some(line) => append_line(&mpath, &line),
+                None => Ok(()),
+            }
+        })
+        .await?;
         Ok(stored)
     }
 
@@ -238,6 +263,7 @@ impl Sink for FsSink {
     }
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
+        let _exclusive = self.gate(job)?.write_owned().await;
         let n = self.list(job).await?.len();
         self.lock_map()?.remove(job);
         let dir = self.root.join(job_prefix(job).trim_end_matches('/'));
@@ -268,7 +294,12 @@ impl Sink for FsSink {
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         let key = aux_key(job, name)?;
         let path = self.path_of(&key)?;
-        blocking(move || write_atomic(&path, &bytes)).await?;
+        let held = self.gate(job)?.read_owned().await;
+        blocking(move || {
+            let _held = held;
+            write_atomic(&path, &bytes)
+        })
+        .await?;
         Ok(key)
     }
 
@@ -331,6 +362,42 @@ mod tests {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn delete_job_waits_for_writes_already_in_flight() {
+        // A put whose task was aborted may still be writing on a blocking thread: it holds
+        // the job's gate until its file operations end. Simulate one and check delete_job
+        // waits for it, so the late file is removed too.
+        let dir = tempfile::tempdir().unwrap();
+        let s = FsSink::new(dir.path()).unwrap();
+        let job = JobId::new();
+        let d =
+            crawl_core::conformance::sample_doc(&job, "https://example.com/a", Some("A"), "a\n");
+        s.put(&d).await.unwrap();
+        let in_flight = s.gate(&job).unwrap().read_owned().await;
+        let deleting = tokio::spawn({
+            let s = s.clone();
+            let job = job.clone();
+            async move { s.delete_job(&job).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(
+            !deleting.is_finished(),
+            "delete_job did not wait for an in-flight write"
+        );
+        let late = dir
+            .path()
+            .join(job.as_str())
+            .join("example.com")
+            .join("late.md");
+        std::fs::write(&late, "late").unwrap();
+        drop(in_flight);
+        assert_eq!(deleting.await.unwrap().unwrap(), 1);
+        assert!(
+            walk(&dir.path().join(job.as_str())).is_empty(),
+            "a late write survived"
+        );
+    }
+
     #[tokio::test]
     async fn no_temp_files_are_left_behind() {
         let dir = tempfile::tempdir().unwrap();
@@ -358,4 +425,18 @@ mod tests {
             "{names:?}"
         );
     }
+}
+
+#[cfg(test)]
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            if e.path().is_dir() {
+                out.extend(walk(&e.path()));
+            }
+            out.push(e.path());
+        }
+    }
+    out
 }
