@@ -108,3 +108,8 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
     out.markdown = md;
     out
 }
+
+#[cfg(test)]
+mod safety;
+#[cfg(test)]
+mod tests;
