@@ -4,6 +4,7 @@
 //! their parent), so nothing recurses.
 
 use super::tree::{Kind, Tag, Tree, NONE};
+use std::collections::HashMap;
 
 /// Result of main-content selection.
 #[derive(Debug)]
@@ -248,7 +249,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // Comments go when the page has prose of its own outside them.
         let outside = prose[0] - prose[i];
         let comments =
-            hint == 3 && outside >= 200 && !has_main[i] && (article_page || outside >= prose[i]);
+            hint == 3 && outside >= 200 && (article_page || in_article[i] || outside >= prose[i]);
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
             removed[i] = true;
             if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
@@ -265,6 +266,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Pass 3 (bottom-up): content and link text excluding chrome.
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
+    let mut anchors = vec![0u32; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -275,16 +277,38 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if tree.tag(i as u32) == Some(Tag::A) {
             link[i] = text[i];
+            anchors[i] = u32::from(text[i] > 0);
         }
         let p = node.parent as usize;
         text[p] = text[p].saturating_add(text[i]);
         link[p] = link[p].saturating_add(link[i]);
+        anchors[p] = anchors[p].saturating_add(anchors[i]);
     }
-    // Link-dense blocks (menus that escaped the hints) are dropped.
+    // Link-dense blocks (menus that escaped the hints) are dropped. On pages that are
+    // not mostly prose (listings, shops) only blocks of short links are: long link
+    // texts there are the items listed.
+    // How many siblings share each (parent, tag, class): repeated items of a listing.
+    let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
+    for i in 1..len {
+        if let Kind::Element { tag, .. } = tree.nodes[i].kind {
+            let class = tree.attrs(i as u32).map_or("", |a| &a.class);
+            *sig.entry((tree.nodes[i].parent, tag as u8, class))
+                .or_insert(0) += 1;
+        }
+    }
+    let kept_prose: u32 = (1..len)
+        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
+        .map(|i| text[i])
+        .sum();
+    let prose_page = kept_prose as f64 > prose_ratio() * text[0] as f64;
+    let mut protected = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
         }
+        let p = tree.nodes[i].parent as usize;
+        protected[i] = protected[p]
+            || (!prose_page && text[i] >= item_min() && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -298,11 +322,22 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                     | Tag::P
             )
         ) && text[i] > 0
+            && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
+            && !protected[i]
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
         {
             removed[i] = true;
+            if std::env::var_os("KB_DEBUG").is_some() && text[i] * 100 > text[0] {
+                eprintln!(
+                    "linkdense {i} {:?} text={} link={} class={:?}",
+                    tree.tag(i as u32),
+                    text[i],
+                    link[i],
+                    tree.attrs(i as u32).map(|a| &a.class)
+                );
+            }
         }
     }
     // Recompute totals after link-dense removal.
@@ -394,4 +429,26 @@ fn link_weight() -> f64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0.3)
+}
+
+fn prose_ratio() -> f64 {
+    std::env::var("KB_PR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.5)
+}
+
+/// Whether `n` is one of at least three siblings with its tag and class.
+fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
+    let Some(tag) = tree.tag(n) else { return false };
+    let class = tree.attrs(n).map_or("", |a| &a.class);
+    sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
+        .is_some_and(|&c| c >= 3)
+}
+
+fn item_min() -> u32 {
+    std::env::var("KB_IM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
 }
