@@ -241,6 +241,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
     let total_prose = prose[0].max(1);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
+    let mut in_comments = vec![false; len];
     for i in 1..len {
         let hint = chrome_hint(tree, i as u32, in_article[i]);
         let share = raw[i] as f64 / total as f64;
@@ -248,8 +249,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let wrapper = (prose_share > 0.5 && prose[0] > 200) || has_main[i];
         // Comments go when the page has prose of its own outside them.
         let outside = prose[0] - prose[i];
-        let comments =
-            hint == 3 && outside >= 200 && (article_page || in_article[i] || outside >= prose[i]);
+        // The outermost comment section decides for the ones nested in it.
+        let p = tree.nodes[i].parent as usize;
+        in_comments[i] = in_comments[p] || hint == 3;
+        let comments = hint == 3
+            && !in_comments[p]
+            && outside >= 200
+            && (article_page || in_article[i] || outside >= prose[i]);
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
             removed[i] = true;
             if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
@@ -357,6 +363,25 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             1.0
         };
         good[p] += good[i] * w;
+    }
+    if let Ok(needle) = std::env::var("KB_FIND") {
+        if let Some(t) =
+            (0..len as u32).find(|&i| tree.text_of(i).is_some_and(|t| t.contains(&needle)))
+        {
+            let mut n = t;
+            while n != NONE {
+                let a = tree.attrs(n);
+                eprintln!(
+                    "path {n} {:?} hidden={} removed={} good={:.0} class={:?}",
+                    tree.tag(n),
+                    tree.nodes[n as usize].hidden,
+                    removed[n as usize],
+                    good[n as usize],
+                    a.map(|a| &a.class)
+                );
+                n = tree.nodes[n as usize].parent;
+            }
+        }
     }
     // Descend while one child holds most of the content.
     let mut cur = 0u32;

@@ -538,8 +538,10 @@ impl<'a> Sink<'a> for Builder {
             return; // Structure only; the synthetic root stands for them.
         }
         self.implicit_close(tag);
-        let void = tag.is_void() || (self_closing && tag == Tag::Other);
         let parent_dead = self.stack.last().is_some_and(|o| o.dead);
+        // The self-closing flag counts for foreign (svg, math) and unknown elements only.
+        let void = tag.is_void()
+            || (self_closing && (matches!(tag, Tag::Other | Tag::Svg | Tag::Math) || parent_dead));
         if parent_dead {
             if !void {
                 self.push_open(Open {
