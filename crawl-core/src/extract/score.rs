@@ -348,6 +348,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     }
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
+    let mut kept_p = vec![0f64; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -355,8 +356,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if let Kind::Text { .. } = node.kind {
             good[i] = raw[i] as f64;
+            if in_p[i] {
+                kept_p[i] = raw[i] as f64;
+            }
         }
         let p = node.parent as usize;
+        kept_p[p] += kept_p[i];
         let w = if tree.tag(i as u32) == Some(Tag::A) {
             link_weight()
         } else {
@@ -402,7 +407,21 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || good[best as usize] < descend_share() * good[cur as usize]
             || good[best as usize] < 1.0
         {
-            break;
+            // Or: one child holds nearly all the prose (an article beside link lists).
+            let by_prose = tree
+                .children(cur)
+                .filter(|&c| !removed[c as usize] && tree.tag(c).is_some_and(is_container))
+                .max_by(|&a, &b| kept_p[a as usize].total_cmp(&kept_p[b as usize]));
+            match by_prose {
+                Some(c)
+                    if kept_p[cur as usize] >= prose_min()
+                        && kept_p[c as usize] >= prose_share() * kept_p[cur as usize]
+                        && good[c as usize] >= 0.4 * good[cur as usize] =>
+                {
+                    best = c
+                }
+                _ => break,
+            }
         }
         cur = best;
         if std::env::var_os("KB_DEBUG").is_some() {
@@ -476,4 +495,18 @@ fn item_min() -> u32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40)
+}
+
+fn prose_min() -> f64 {
+    std::env::var("KB_PM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300.0)
+}
+
+fn prose_share() -> f64 {
+    std::env::var("KB_PS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.7)
 }
