@@ -15,6 +15,19 @@ pub(crate) struct Selection {
     pub(crate) removed: Vec<bool>,
 }
 
+/// Share of its parent's content a child needs for selection to descend into it.
+const DESCEND_SHARE: f64 = 0.72;
+/// Weight of link text in the content measure.
+const LINK_WEIGHT: f64 = 0.3;
+/// Share of kept text in paragraphs above which a page counts as prose (an article).
+const PROSE_PAGE: f64 = 0.5;
+/// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
+const ITEM_MIN: u32 = 40;
+/// Minimum paragraph text for the prose-based descent.
+const PROSE_MIN: f64 = 300.0;
+/// Share of its parent's paragraph text a child needs for the prose-based descent.
+const PROSE_SHARE: f64 = 0.7;
+
 /// Words (of class/id tokens split at `-`, `_` and camelCase) that mark site chrome.
 const CHROME_WORDS: &[&str] = &[
     "nav",
@@ -111,29 +124,31 @@ fn class_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split_ascii_whitespace().map(str::to_ascii_lowercase)
 }
 
-/// Lower-cased words of a class token: split at non-alphanumerics and camelCase humps.
-fn words(tok: &str) -> impl Iterator<Item = String> + '_ {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in tok.chars() {
-        if !c.is_ascii_alphanumeric() {
-            prev_lower = false;
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
+/// Words of a class token, split at non-alphanumerics and camelCase humps (no allocation).
+fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
+    let b = tok.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() && !b[i].is_ascii_alphanumeric() {
+            i += 1;
         }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+        if i >= b.len() {
+            return None;
         }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out.into_iter()
+        let start = i;
+        i += 1;
+        while i < b.len()
+            && b[i].is_ascii_alphanumeric()
+            && !(b[i].is_ascii_uppercase() && !b[i - 1].is_ascii_uppercase())
+        {
+            i += 1;
+        }
+        tok.get(start..i)
+    })
+}
+
+fn has_word(tok: &str, list: &[&str]) -> bool {
+    words(tok).any(|w| list.iter().any(|l| w.eq_ignore_ascii_case(l)))
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
@@ -155,13 +170,13 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         .split_ascii_whitespace()
         .chain(a.id.split_ascii_whitespace())
     {
-        if words(tok).any(|w| COMMENT_WORDS.contains(&w.as_str())) {
+        if has_word(tok, COMMENT_WORDS) {
             return 3;
         }
         if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
             return 1;
         }
-        if words(tok).any(|w| CHROME_WORDS.contains(&w.as_str())) {
+        if has_word(tok, CHROME_WORDS) {
             return 1;
         }
     }
@@ -258,15 +273,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && (article_page || in_article[i] || outside >= prose[i]);
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
             removed[i] = true;
-            if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
-                let a = tree.attrs(i as u32);
-                eprintln!(
-                    "chrome {i} {:?} hint={hint} share={share:.2} class={:?} id={:?}",
-                    tree.tag(i as u32),
-                    a.map(|a| &a.class),
-                    a.map(|a| &a.id)
-                );
-            }
         }
     }
     // Pass 3 (bottom-up): content and link text excluding chrome.
@@ -306,7 +312,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
         .map(|i| text[i])
         .sum();
-    let prose_page = kept_prose as f64 > prose_ratio() * text[0] as f64;
+    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
     let mut protected = vec![false; len];
     for i in 1..len {
         if removed[i] {
@@ -314,7 +320,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         let p = tree.nodes[i].parent as usize;
         protected[i] = protected[p]
-            || (!prose_page && text[i] >= item_min() && repeated(tree, &sig, i as u32));
+            || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -335,15 +341,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && (text[i] as f64) < 0.25 * text[0] as f64
         {
             removed[i] = true;
-            if std::env::var_os("KB_DEBUG").is_some() && text[i] * 100 > text[0] {
-                eprintln!(
-                    "linkdense {i} {:?} text={} link={} class={:?}",
-                    tree.tag(i as u32),
-                    text[i],
-                    link[i],
-                    tree.attrs(i as u32).map(|a| &a.class)
-                );
-            }
         }
     }
     // Recompute totals after link-dense removal.
@@ -363,30 +360,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let p = node.parent as usize;
         kept_p[p] += kept_p[i];
         let w = if tree.tag(i as u32) == Some(Tag::A) {
-            link_weight()
+            LINK_WEIGHT
         } else {
             1.0
         };
         good[p] += good[i] * w;
-    }
-    if let Ok(needle) = std::env::var("KB_FIND") {
-        if let Some(t) =
-            (0..len as u32).find(|&i| tree.text_of(i).is_some_and(|t| t.contains(&needle)))
-        {
-            let mut n = t;
-            while n != NONE {
-                let a = tree.attrs(n);
-                eprintln!(
-                    "path {n} {:?} hidden={} removed={} good={:.0} class={:?}",
-                    tree.tag(n),
-                    tree.nodes[n as usize].hidden,
-                    removed[n as usize],
-                    good[n as usize],
-                    a.map(|a| &a.class)
-                );
-                n = tree.nodes[n as usize].parent;
-            }
-        }
     }
     // Descend while one child holds most of the content.
     let mut cur = 0u32;
@@ -404,7 +382,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         if best == NONE
-            || good[best as usize] < descend_share() * good[cur as usize]
+            || good[best as usize] < DESCEND_SHARE * good[cur as usize]
             || good[best as usize] < 1.0
         {
             // Or: one child holds nearly all the prose (an article beside link lists).
@@ -414,8 +392,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 .max_by(|&a, &b| kept_p[a as usize].total_cmp(&kept_p[b as usize]));
             match by_prose {
                 Some(c)
-                    if kept_p[cur as usize] >= prose_min()
-                        && kept_p[c as usize] >= prose_share() * kept_p[cur as usize]
+                    if kept_p[cur as usize] >= PROSE_MIN
+                        && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
                         && good[c as usize] >= 0.4 * good[cur as usize] =>
                 {
                     best = c
@@ -424,26 +402,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         cur = best;
-        if std::env::var_os("KB_DEBUG").is_some() {
-            let a = tree.attrs(cur);
-            eprintln!(
-                "descend {cur} {:?} good={:.0} class={:?} id={:?}",
-                tree.tag(cur),
-                good[cur as usize],
-                a.map(|a| &a.class),
-                a.map(|a| &a.id)
-            );
-        }
     }
     Selection { root: cur, removed }
 }
 
-fn descend_share() -> f64 {
-    std::env::var("KB_T")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.72)
-}
 
 /// Elements main-content selection may descend into.
 fn is_container(t: Tag) -> bool {
@@ -468,19 +430,7 @@ fn is_container(t: Tag) -> bool {
     )
 }
 
-fn link_weight() -> f64 {
-    std::env::var("KB_LW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.3)
-}
 
-fn prose_ratio() -> f64 {
-    std::env::var("KB_PR")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.5)
-}
 
 /// Whether `n` is one of at least three siblings with its tag and class.
 fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
@@ -490,23 +440,5 @@ fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
         .is_some_and(|&c| c >= 3)
 }
 
-fn item_min() -> u32 {
-    std::env::var("KB_IM")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40)
-}
 
-fn prose_min() -> f64 {
-    std::env::var("KB_PM")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300.0)
-}
 
-fn prose_share() -> f64 {
-    std::env::var("KB_PS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.7)
-}
