@@ -8,9 +8,11 @@ fn url() -> Url {
 }
 
 fn both(html: &str) -> (Extracted, Extracted) {
-    let mut whole = ExtractOptions::default();
-    whole.main_content = false;
-    whole.keep_hidden = true;
+    let whole = ExtractOptions {
+        main_content: false,
+        keep_hidden: true,
+        ..Default::default()
+    };
     (
         extract(html, &url(), &ExtractOptions::default()),
         extract(html, &url(), &whole),

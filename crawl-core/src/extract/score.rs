@@ -139,7 +139,7 @@ fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
         i += 1;
         while i < b.len()
             && b[i].is_ascii_alphanumeric()
-            && !(b[i].is_ascii_uppercase() && !b[i - 1].is_ascii_uppercase())
+            && (!b[i].is_ascii_uppercase() || b[i - 1].is_ascii_uppercase())
         {
             i += 1;
         }
@@ -319,8 +319,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
-        protected[i] = protected[p]
-            || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
+        protected[i] =
+            protected[p] || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -406,7 +406,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     Selection { root: cur, removed }
 }
 
-
 /// Elements main-content selection may descend into.
 fn is_container(t: Tag) -> bool {
     matches!(
@@ -430,8 +429,6 @@ fn is_container(t: Tag) -> bool {
     )
 }
 
-
-
 /// Whether `n` is one of at least three siblings with its tag and class.
 fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     let Some(tag) = tree.tag(n) else { return false };
@@ -439,6 +436,3 @@ fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
         .is_some_and(|&c| c >= 3)
 }
-
-
-

@@ -11,8 +11,10 @@ fn md(html: &str) -> String {
 }
 
 fn whole(html: &str) -> String {
-    let mut o = ExtractOptions::default();
-    o.main_content = false;
+    let o = ExtractOptions {
+        main_content: false,
+        ..Default::default()
+    };
     extract(html, &url(), &o).markdown
 }
 
@@ -73,9 +75,11 @@ fn links_are_absolute_and_unsafe_schemes_dropped() {
         m,
         "[rel](https://example.com/a%20b.html#f) js data [p](https://o.org/%28x%29)\n"
     );
-    let mut o = ExtractOptions::default();
-    o.links_in_markdown = false;
-    o.main_content = false;
+    let o = ExtractOptions {
+        links_in_markdown: false,
+        main_content: false,
+        ..Default::default()
+    };
     assert_eq!(
         extract("<p><a href='/x'>only text</a></p>", &url(), &o).markdown,
         "only text\n"
@@ -87,9 +91,11 @@ fn images_on_and_off() {
     let html =
         "<p><img src='/i.png' alt='An [image]'> <img src='data:image/png;base64,xx' alt='d'></p>";
     assert_eq!(whole(html), "![An image](https://example.com/i.png)\n");
-    let mut o = ExtractOptions::default();
-    o.images = false;
-    o.main_content = false;
+    let o = ExtractOptions {
+        images: false,
+        main_content: false,
+        ..Default::default()
+    };
     assert_eq!(extract(html, &url(), &o).markdown, "");
 }
 
@@ -98,9 +104,11 @@ fn hidden_text_dropped_unless_kept() {
     let html = "<p>shown</p><p hidden>h1</p><div aria-hidden='true'>h2</div>\
                 <span style='display: none'>h3</span><span style='visibility:hidden'>h4</span>";
     assert_eq!(whole(html), "shown\n");
-    let mut o = ExtractOptions::default();
-    o.keep_hidden = true;
-    o.main_content = false;
+    let o = ExtractOptions {
+        keep_hidden: true,
+        main_content: false,
+        ..Default::default()
+    };
     let kept = extract(html, &url(), &o).markdown;
     for w in ["shown", "h1", "h2", "h3", "h4"] {
         assert!(kept.contains(w), "{w} missing from {kept:?}");

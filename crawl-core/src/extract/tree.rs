@@ -257,7 +257,6 @@ impl Tree {
             overflow: 0,
             keep_hidden: opts.keep_hidden,
             scratch: String::new(),
-            title_buf: None,
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -318,7 +317,6 @@ struct Builder {
     overflow: usize,
     keep_hidden: bool,
     scratch: String,
-    title_buf: Option<String>,
 }
 
 fn style_hides(style: &str) -> bool {
@@ -440,10 +438,10 @@ impl Builder {
                     self.pop_to(i);
                 }
             }
-            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
-                if self.stack.last().is_some_and(|o| o.tag.is_heading()) {
-                    self.stack.pop();
-                }
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
+                if self.stack.last().is_some_and(|o| o.tag.is_heading()) =>
+            {
+                self.stack.pop();
             }
             _ => {}
         }
@@ -520,11 +518,7 @@ impl Builder {
                     self.tree.facts.links.push((h, nf));
                 }
             }
-            Tag::Script => {
-                if get("src").is_some() {
-                    self.tree.facts.script_count += 1;
-                }
-            }
+            Tag::Script if get("src").is_some() => self.tree.facts.script_count += 1,
             _ => {}
         }
     }
@@ -688,16 +682,14 @@ impl<'a> Sink<'a> for Builder {
     fn raw_text(&mut self, element: &str, raw: &'a str) {
         match element {
             "script" => self.tree.facts.script_bytes += raw.len(),
-            "title" => {
-                if self.tree.facts.title.is_none() && self.title_buf.is_none() {
-                    let t = collapse(&self.decode(raw));
-                    self.title_buf = Some(t.clone());
-                    if !t.is_empty() {
-                        self.tree.facts.title = Some(t);
-                    }
+            // The document's title, not an svg <title> (whose parent is dead).
+            "title" if self.tree.facts.title.is_none() => {
+                let in_svg = self.stack.len() >= 2 && self.stack[self.stack.len() - 2].dead;
+                let t = collapse(&self.decode(raw));
+                if !t.is_empty() && !in_svg {
+                    self.tree.facts.title = Some(t);
                 }
             }
-            "textarea" | "noembed" | "noframes" | "xmp" | "style" | "iframe" => {}
             _ => {}
         }
     }
