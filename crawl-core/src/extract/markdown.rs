@@ -40,6 +40,8 @@ pub(crate) struct Md<'t> {
     lists: Vec<(bool, usize)>,
     /// Saved state per open element: (prefix length, output length at open).
     saved: Vec<(usize, usize)>,
+    /// Markdown URLs of the open links.
+    links: Vec<Option<String>>,
 }
 
 fn code_lang(class: &str, data_lang: &str) -> Option<String> {
@@ -90,6 +92,7 @@ impl<'t> Md<'t> {
             pre: 0,
             lists: Vec::new(),
             saved: Vec::new(),
+            links: Vec::new(),
         }
     }
 
@@ -315,6 +318,7 @@ impl<'t> Md<'t> {
                 let href = attrs
                     .and_then(|a| a.href.as_deref())
                     .and_then(|h| resolve(self.base, h));
+                self.links.push(href.as_ref().map(md_url));
                 if href.is_some() {
                     self.flush_inline();
                     self.out.push('[');
@@ -405,17 +409,14 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::A if self.opts.links_in_markdown => {
-                let href = self
-                    .tree
-                    .attrs(n)
-                    .and_then(|a| a.href.as_deref())
-                    .and_then(|h| resolve(self.base, h));
-                if let Some(u) = href {
+                if let Some(Some(u)) = self.links.pop() {
                     match self.out.get(olen..) {
                         Some(t) if !t.trim().is_empty() => {
                             let t = self.out.trim_end().len();
                             self.out.truncate(t);
-                            self.out.push_str(&format!("]({})", md_url(&u)));
+                            self.out.push_str("](");
+                            self.out.push_str(&u);
+                            self.out.push(')');
                         }
                         // Nothing visible inside: drop the opening bracket.
                         _ => self.drop_opener(olen, b'['),

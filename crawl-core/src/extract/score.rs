@@ -147,8 +147,31 @@ fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
     })
 }
 
-fn has_word(tok: &str, list: &[&str]) -> bool {
-    words(tok).any(|w| list.iter().any(|l| w.eq_ignore_ascii_case(l)))
+/// Classifies one class/id token: 3 = comment section, 1 = chrome, 0 = neither.
+fn token_hint(tok: &str) -> u8 {
+    if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
+        return 1;
+    }
+    let mut hint = 0;
+    let mut buf = [0u8; 24];
+    for w in words(tok) {
+        if w.len() > buf.len() || w.len() < 2 {
+            continue;
+        }
+        let lw = &mut buf[..w.len()];
+        lw.copy_from_slice(w.as_bytes());
+        lw.make_ascii_lowercase();
+        let Ok(lw) = std::str::from_utf8(lw) else {
+            continue;
+        };
+        if COMMENT_WORDS.contains(&lw) {
+            return 3;
+        }
+        if CHROME_WORDS.contains(&lw) {
+            hint = 1;
+        }
+    }
+    hint
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
@@ -170,14 +193,9 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         .split_ascii_whitespace()
         .chain(a.id.split_ascii_whitespace())
     {
-        if has_word(tok, COMMENT_WORDS) {
-            return 3;
-        }
-        if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
-            return 1;
-        }
-        if has_word(tok, CHROME_WORDS) {
-            return 1;
+        match token_hint(tok) {
+            0 => {}
+            h => return h,
         }
     }
     0
@@ -301,18 +319,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // texts there are the items listed.
     // How many siblings share each (parent, tag, class): repeated items of a listing.
     let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
-    for i in 1..len {
+    let kept_prose: u32 = (1..len)
+        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
+        .map(|i| text[i])
+        .sum();
+    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
+    for i in (1..len).filter(|_| !prose_page) {
         if let Kind::Element { tag, .. } = tree.nodes[i].kind {
             let class = tree.attrs(i as u32).map_or("", |a| &a.class);
             *sig.entry((tree.nodes[i].parent, tag as u8, class))
                 .or_insert(0) += 1;
         }
     }
-    let kept_prose: u32 = (1..len)
-        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
-        .map(|i| text[i])
-        .sum();
-    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
     let mut protected = vec![false; len];
     for i in 1..len {
         if removed[i] {
