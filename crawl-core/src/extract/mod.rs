@@ -104,7 +104,7 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
         Some(s) => markdown::Md::new(&tree, opts, &base, Some(&s.removed)).render(s.root),
         None => markdown::Md::new(&tree, opts, &base, None).render(0),
     };
-    let mut out = meta::metadata(&tree, page_url, &base);
+    let mut out = meta::metadata(&tree, &base);
     out.markdown = md;
     out
 }

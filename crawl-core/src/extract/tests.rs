@@ -184,7 +184,7 @@ fn metadata() {
     assert_eq!(e.description.as_deref(), Some("Desc & more"));
     assert_eq!(
         e.canonical.as_ref().map(Url::as_str),
-        Some("https://example.com/canon")
+        Some("https://cdn.example.org/canon")
     );
     assert_eq!(e.language.as_deref(), Some("en-GB"));
     assert_eq!(
