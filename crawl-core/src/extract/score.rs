@@ -279,7 +279,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let hint = chrome_hint(tree, i as u32, in_article[i]);
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
-        let wrapper = (prose_share > 0.5 && prose[0] > 200) || has_main[i];
+        // Landmarks inside <main>/<article> that hold prose are part of the content.
+        let wrapper = (prose_share > 0.5 && prose[0] > 200)
+            || has_main[i]
+            || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them.
         let outside = prose[0] - prose[i];
         // The outermost comment section decides for the ones nested in it.
