@@ -6,10 +6,12 @@
 //! serializer writes markdown. Nothing recurses, the tree depth is capped and
 //! every slice is taken at ASCII delimiters, so no input can crash the process.
 
+mod build;
 mod charset;
 mod markdown;
 mod meta;
 mod score;
+mod tag;
 pub mod template;
 mod tokenize;
 mod tree;
