@@ -238,3 +238,70 @@ fn options_serde_defaults() {
     let o: ExtractOptions = serde_json::from_str(r#"{"images": false}"#).expect("valid json");
     assert!(o.main_content && !o.keep_hidden && !o.images && o.links_in_markdown);
 }
+
+fn para(words: &str) -> String {
+    format!("<p>{}</p>", format!("{words} ").repeat(30))
+}
+
+#[test]
+fn wrapper_with_chrome_like_class_is_not_chrome() {
+    let html = format!(
+        "<div class='page has-sidebar'><div class='hs_cos_wrapper_widget'>{}{}</div>\
+         <div class='sidebar'><a href='/1'>Other page one</a> <a href='/2'>Other page two</a></div></div>",
+        para("Kept article prose"),
+        para("More kept prose")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Kept article prose") && m.contains("More kept prose"),
+        "{m}"
+    );
+    assert!(!m.contains("Other page"), "{m}");
+}
+
+#[test]
+fn comments_dropped_on_articles_kept_on_forums() {
+    let comments = format!(
+        "<div id='comments' class='comments-area'><ol><li>{}</li><li>{}</li></ol></div>",
+        para("reader comment one"),
+        para("reader comment two")
+    );
+    let article = format!(
+        "<head><meta property='og:type' content='article'></head><article>{}{}</article>{comments}",
+        para("the story itself"),
+        para("the story goes on")
+    );
+    let m = md(&article);
+    assert!(
+        m.contains("the story itself") && !m.contains("reader comment"),
+        "{m}"
+    );
+    // A thread: nothing but the comment list.
+    let forum = format!("<h1>Thread</h1>{comments}");
+    let m = md(&forum);
+    assert!(
+        m.contains("reader comment one") && m.contains("reader comment two"),
+        "{m}"
+    );
+}
+
+#[test]
+fn listing_items_survive_link_density() {
+    let items: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Product number {i} with a long descriptive name</a>\
+                 <span>$1{i}</span></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<nav><a href='/'>Home</a><a href='/shop'>Shop</a></nav><main><h1>Shop</h1>\
+         <div class='grid'>{items}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..6 {
+        assert!(m.contains(&format!("Product number {i}")), "{m}");
+    }
+    assert!(!m.contains("[Home]"), "{m}");
+}
