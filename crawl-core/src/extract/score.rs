@@ -185,6 +185,10 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         _ => {}
     }
     let Some(a) = tree.attrs(n) else { return 0 };
+    // Class and role hints apply to blocks: `<a class="header">` is a heading anchor.
+    if !is_block_box(tag) {
+        return 0;
+    }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
@@ -456,4 +460,35 @@ fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     let class = tree.attrs(n).map_or("", |a| &a.class);
     sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
         .is_some_and(|&c| c >= 3)
+}
+
+/// Elements whose class/id/role can mark a chrome block.
+fn is_block_box(t: Tag) -> bool {
+    matches!(
+        t,
+        Tag::Div
+            | Tag::Section
+            | Tag::Ul
+            | Tag::Ol
+            | Tag::Li
+            | Tag::Other
+            | Tag::Aside
+            | Tag::Header
+            | Tag::Footer
+            | Tag::Nav
+            | Tag::Table
+            | Tag::Form
+            | Tag::Dl
+            | Tag::Menu
+            | Tag::Center
+            | Tag::P
+            | Tag::Span
+            | Tag::Figure
+            | Tag::Details
+            | Tag::Article
+            | Tag::Tr
+            | Tag::Td
+            | Tag::Tbody
+            | Tag::Fieldset
+    )
 }

@@ -305,3 +305,12 @@ fn listing_items_survive_link_density() {
     }
     assert!(!m.contains("[Home]"), "{m}");
 }
+
+#[test]
+fn heading_anchors_with_chrome_like_classes_are_kept() {
+    let html = format!(
+        "<main><h2 id='a'><a class='header' href='#a'>Section title</a></h2>{}</main>",
+        para("section body")
+    );
+    assert!(md(&html).starts_with("## [Section title](https://example.com/dir/page.html#a)"));
+}
