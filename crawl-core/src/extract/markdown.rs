@@ -40,6 +40,8 @@ pub(crate) struct Md<'t> {
     lists: Vec<(bool, usize)>,
     /// Saved state per open element: (prefix length, output length at open).
     saved: Vec<(usize, usize)>,
+    /// Markdown URLs of the open links.
+    links: Vec<Option<String>>,
 }
 
 fn code_lang(class: &str, data_lang: &str) -> Option<String> {
@@ -90,6 +92,7 @@ impl<'t> Md<'t> {
             pre: 0,
             lists: Vec::new(),
             saved: Vec::new(),
+            links: Vec::new(),
         }
     }
 
@@ -303,11 +306,7 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
-                if self.pending_space {
-                    self.flush();
-                } else {
-                    self.flush();
-                }
+                self.flush();
                 self.out.push('`');
                 self.at_line_start = false;
                 // Record position after the backtick to detect empty code.
@@ -315,36 +314,33 @@ impl<'t> Md<'t> {
                     s.1 = self.out.len();
                 }
             }
-            Tag::A => {
-                if self.opts.links_in_markdown && !self.inline_only || self.opts.links_in_markdown {
-                    let href = attrs
-                        .and_then(|a| a.href.as_deref())
-                        .and_then(|h| resolve(self.base, h));
-                    if href.is_some() {
-                        self.flush_inline();
-                        self.out.push('[');
-                        self.at_line_start = false;
-                        if let Some(s) = self.saved.last_mut() {
-                            s.1 = self.out.len();
-                        }
+            Tag::A if self.opts.links_in_markdown => {
+                let href = attrs
+                    .and_then(|a| a.href.as_deref())
+                    .and_then(|h| resolve(self.base, h));
+                self.links.push(href.as_ref().map(md_url));
+                if href.is_some() {
+                    self.flush_inline();
+                    self.out.push('[');
+                    self.at_line_start = false;
+                    if let Some(s) = self.saved.last_mut() {
+                        s.1 = self.out.len();
                     }
                 }
             }
-            Tag::Img => {
-                if self.opts.images {
-                    if let Some(a) = attrs {
-                        if let Some(u) = a.src.as_deref().and_then(|s| resolve(self.base, s)) {
-                            if matches!(u.scheme(), "http" | "https") {
-                                let alt = a
-                                    .alt
-                                    .split_whitespace()
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                                    .replace(['[', ']'], "");
-                                self.flush_inline();
-                                self.out.push_str(&format!("![{alt}]({})", md_url(&u)));
-                                self.at_line_start = false;
-                            }
+            Tag::Img if self.opts.images => {
+                if let Some(a) = attrs {
+                    if let Some(u) = a.src.as_deref().and_then(|s| resolve(self.base, s)) {
+                        if matches!(u.scheme(), "http" | "https") {
+                            let alt = a
+                                .alt
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                                .replace(['[', ']'], "");
+                            self.flush_inline();
+                            self.out.push_str(&format!("![{alt}]({})", md_url(&u)));
+                            self.at_line_start = false;
                         }
                     }
                 }
@@ -404,29 +400,26 @@ impl<'t> Md<'t> {
                 self.block(2);
             }
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
-                if self.out.len() == olen {
-                    self.out.pop();
+                if self.out.get(olen..).is_none_or(str::is_empty) {
+                    self.drop_opener(olen, b'`');
                 } else {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);
                     self.out.push('`');
                 }
             }
-            Tag::A => {
-                if self.opts.links_in_markdown {
-                    let href = self
-                        .tree
-                        .attrs(n)
-                        .and_then(|a| a.href.as_deref())
-                        .and_then(|h| resolve(self.base, h));
-                    if let Some(u) = href {
-                        if self.out.len() == olen || self.out[olen..].trim().is_empty() {
-                            self.out.truncate(olen.saturating_sub(1));
-                        } else if self.out.is_char_boundary(olen) {
+            Tag::A if self.opts.links_in_markdown => {
+                if let Some(Some(u)) = self.links.pop() {
+                    match self.out.get(olen..) {
+                        Some(t) if !t.trim().is_empty() => {
                             let t = self.out.trim_end().len();
                             self.out.truncate(t);
-                            self.out.push_str(&format!("]({})", md_url(&u)));
+                            self.out.push_str("](");
+                            self.out.push_str(&u);
+                            self.out.push(')');
                         }
+                        // Nothing visible inside: drop the opening bracket.
+                        _ => self.drop_opener(olen, b'['),
                     }
                 }
             }
@@ -438,6 +431,14 @@ impl<'t> Md<'t> {
             _ => {}
         }
         self.prefix.truncate(plen.min(self.prefix.len()));
+    }
+
+    /// Removes the opener written just before `olen` when the element stayed empty.
+    fn drop_opener(&mut self, olen: usize, opener: u8) {
+        if olen > 0 && self.out.len() == olen && self.out.as_bytes().get(olen - 1) == Some(&opener)
+        {
+            self.out.truncate(olen - 1);
+        }
     }
 
     /// Renders `table` as a GFM table if it looks like data; returns false for layout tables.
@@ -471,7 +472,7 @@ impl<'t> Md<'t> {
             .filter(|c: &Vec<u32>| !c.is_empty())
             .collect();
         let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
-        if cols < 2 || cells.len() < 2 && cols < 2 {
+        if cols < 2 {
             return false;
         }
         let mut text_rows: Vec<Vec<String>> = Vec::with_capacity(cells.len());

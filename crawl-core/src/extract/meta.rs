@@ -39,7 +39,7 @@ fn first_h1(tree: &Tree) -> Option<String> {
 }
 
 /// Everything but the markdown.
-pub(crate) fn metadata(tree: &Tree, page: &Url, base: &Url) -> Extracted {
+pub(crate) fn metadata(tree: &Tree, base: &Url) -> Extracted {
     let f = &tree.facts;
     let title = f
         .title
@@ -55,7 +55,7 @@ pub(crate) fn metadata(tree: &Tree, page: &Url, base: &Url) -> Extracted {
     let canonical = f
         .canonical
         .as_deref()
-        .and_then(|c| resolve(page, c))
+        .and_then(|c| resolve(base, c))
         .filter(|u| matches!(u.scheme(), "http" | "https"));
     let language = f
         .html_lang

@@ -6,10 +6,12 @@
 //! serializer writes markdown. Nothing recurses, the tree depth is capped and
 //! every slice is taken at ASCII delimiters, so no input can crash the process.
 
+mod build;
 mod charset;
 mod markdown;
 mod meta;
 mod score;
+mod tag;
 pub mod template;
 mod tokenize;
 mod tree;
@@ -104,7 +106,12 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
         Some(s) => markdown::Md::new(&tree, opts, &base, Some(&s.removed)).render(s.root),
         None => markdown::Md::new(&tree, opts, &base, None).render(0),
     };
-    let mut out = meta::metadata(&tree, page_url, &base);
+    let mut out = meta::metadata(&tree, &base);
     out.markdown = md;
     out
 }
+
+#[cfg(test)]
+mod safety;
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,7 @@
 //! their parent), so nothing recurses.
 
 use super::tree::{Kind, Tag, Tree, NONE};
+use std::collections::HashMap;
 
 /// Result of main-content selection.
 #[derive(Debug)]
@@ -13,6 +14,19 @@ pub(crate) struct Selection {
     /// Nodes to skip when rendering.
     pub(crate) removed: Vec<bool>,
 }
+
+/// Share of its parent's content a child needs for selection to descend into it.
+const DESCEND_SHARE: f64 = 0.72;
+/// Weight of link text in the content measure.
+const LINK_WEIGHT: f64 = 0.3;
+/// Share of kept text in paragraphs above which a page counts as prose (an article).
+const PROSE_PAGE: f64 = 0.5;
+/// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
+const ITEM_MIN: u32 = 40;
+/// Minimum paragraph text for the prose-based descent.
+const PROSE_MIN: f64 = 300.0;
+/// Share of its parent's paragraph text a child needs for the prose-based descent.
+const PROSE_SHARE: f64 = 0.7;
 
 /// Words (of class/id tokens split at `-`, `_` and camelCase) that mark site chrome.
 const CHROME_WORDS: &[&str] = &[
@@ -110,29 +124,54 @@ fn class_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split_ascii_whitespace().map(str::to_ascii_lowercase)
 }
 
-/// Lower-cased words of a class token: split at non-alphanumerics and camelCase humps.
-fn words(tok: &str) -> impl Iterator<Item = String> + '_ {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in tok.chars() {
-        if !c.is_ascii_alphanumeric() {
-            prev_lower = false;
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
+/// Words of a class token, split at non-alphanumerics and camelCase humps (no allocation).
+fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
+    let b = tok.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() && !b[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        if i >= b.len() {
+            return None;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len()
+            && b[i].is_ascii_alphanumeric()
+            && (!b[i].is_ascii_uppercase() || b[i - 1].is_ascii_uppercase())
+        {
+            i += 1;
+        }
+        tok.get(start..i)
+    })
+}
+
+/// Classifies one class/id token: 3 = comment section, 1 = chrome, 0 = neither.
+fn token_hint(tok: &str) -> u8 {
+    if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
+        return 1;
+    }
+    let mut hint = 0;
+    let mut buf = [0u8; 24];
+    for w in words(tok) {
+        if w.len() > buf.len() || w.len() < 2 {
             continue;
         }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+        let lw = &mut buf[..w.len()];
+        lw.copy_from_slice(w.as_bytes());
+        lw.make_ascii_lowercase();
+        let Ok(lw) = std::str::from_utf8(lw) else {
+            continue;
+        };
+        if COMMENT_WORDS.contains(&lw) {
+            return 3;
         }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
+        if CHROME_WORDS.contains(&lw) {
+            hint = 1;
+        }
     }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out.into_iter()
+    hint
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
@@ -146,6 +185,10 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         _ => {}
     }
     let Some(a) = tree.attrs(n) else { return 0 };
+    // Class and role hints apply to blocks: `<a class="header">` is a heading anchor.
+    if !is_block_box(tag) {
+        return 0;
+    }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
@@ -154,14 +197,9 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         .split_ascii_whitespace()
         .chain(a.id.split_ascii_whitespace())
     {
-        if words(tok).any(|w| COMMENT_WORDS.contains(&w.as_str())) {
-            return 3;
-        }
-        if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
-            return 1;
-        }
-        if words(tok).any(|w| CHROME_WORDS.contains(&w.as_str())) {
-            return 1;
+        match token_hint(tok) {
+            0 => {}
+            h => return h,
         }
     }
     0
@@ -240,31 +278,32 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
     let total_prose = prose[0].max(1);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
+    let mut in_comments = vec![false; len];
     for i in 1..len {
         let hint = chrome_hint(tree, i as u32, in_article[i]);
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
-        let wrapper = (prose_share > 0.5 && prose[0] > 200) || has_main[i];
+        // Landmarks inside <main>/<article> that hold prose are part of the content.
+        let wrapper = (prose_share > 0.5 && prose[0] > 200)
+            || has_main[i]
+            || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them.
         let outside = prose[0] - prose[i];
-        let comments =
-            hint == 3 && outside >= 200 && !has_main[i] && (article_page || outside >= prose[i]);
+        // The outermost comment section decides for the ones nested in it.
+        let p = tree.nodes[i].parent as usize;
+        in_comments[i] = in_comments[p] || hint == 3;
+        let comments = hint == 3
+            && !in_comments[p]
+            && outside >= 200
+            && (article_page || in_article[i] || outside >= prose[i]);
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
             removed[i] = true;
-            if std::env::var_os("KB_DEBUG").is_some() && share > 0.02 {
-                let a = tree.attrs(i as u32);
-                eprintln!(
-                    "chrome {i} {:?} hint={hint} share={share:.2} class={:?} id={:?}",
-                    tree.tag(i as u32),
-                    a.map(|a| &a.class),
-                    a.map(|a| &a.id)
-                );
-            }
         }
     }
     // Pass 3 (bottom-up): content and link text excluding chrome.
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
+    let mut anchors = vec![0u32; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -275,16 +314,38 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if tree.tag(i as u32) == Some(Tag::A) {
             link[i] = text[i];
+            anchors[i] = u32::from(text[i] > 0);
         }
         let p = node.parent as usize;
         text[p] = text[p].saturating_add(text[i]);
         link[p] = link[p].saturating_add(link[i]);
+        anchors[p] = anchors[p].saturating_add(anchors[i]);
     }
-    // Link-dense blocks (menus that escaped the hints) are dropped.
+    // Link-dense blocks (menus that escaped the hints) are dropped. On pages that are
+    // not mostly prose (listings, shops) only blocks of short links are: long link
+    // texts there are the items listed.
+    // How many siblings share each (parent, tag, class): repeated items of a listing.
+    let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
+    let kept_prose: u32 = (1..len)
+        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
+        .map(|i| text[i])
+        .sum();
+    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
+    for i in (1..len).filter(|_| !prose_page) {
+        if let Kind::Element { tag, .. } = tree.nodes[i].kind {
+            let class = tree.attrs(i as u32).map_or("", |a| &a.class);
+            *sig.entry((tree.nodes[i].parent, tag as u8, class))
+                .or_insert(0) += 1;
+        }
+    }
+    let mut protected = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
         }
+        let p = tree.nodes[i].parent as usize;
+        protected[i] =
+            protected[p] || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -298,6 +359,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                     | Tag::P
             )
         ) && text[i] > 0
+            && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
+            && !protected[i]
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -307,6 +370,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     }
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
+    let mut kept_p = vec![0f64; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -314,10 +378,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if let Kind::Text { .. } = node.kind {
             good[i] = raw[i] as f64;
+            if in_p[i] {
+                kept_p[i] = raw[i] as f64;
+            }
         }
         let p = node.parent as usize;
+        kept_p[p] += kept_p[i];
         let w = if tree.tag(i as u32) == Some(Tag::A) {
-            link_weight()
+            LINK_WEIGHT
         } else {
             1.0
         };
@@ -339,31 +407,28 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         if best == NONE
-            || good[best as usize] < descend_share() * good[cur as usize]
+            || good[best as usize] < DESCEND_SHARE * good[cur as usize]
             || good[best as usize] < 1.0
         {
-            break;
+            // Or: one child holds nearly all the prose (an article beside link lists).
+            let by_prose = tree
+                .children(cur)
+                .filter(|&c| !removed[c as usize] && tree.tag(c).is_some_and(is_container))
+                .max_by(|&a, &b| kept_p[a as usize].total_cmp(&kept_p[b as usize]));
+            match by_prose {
+                Some(c)
+                    if kept_p[cur as usize] >= PROSE_MIN
+                        && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
+                        && good[c as usize] >= 0.4 * good[cur as usize] =>
+                {
+                    best = c
+                }
+                _ => break,
+            }
         }
         cur = best;
-        if std::env::var_os("KB_DEBUG").is_some() {
-            let a = tree.attrs(cur);
-            eprintln!(
-                "descend {cur} {:?} good={:.0} class={:?} id={:?}",
-                tree.tag(cur),
-                good[cur as usize],
-                a.map(|a| &a.class),
-                a.map(|a| &a.id)
-            );
-        }
     }
     Selection { root: cur, removed }
-}
-
-fn descend_share() -> f64 {
-    std::env::var("KB_T")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.72)
 }
 
 /// Elements main-content selection may descend into.
@@ -389,9 +454,41 @@ fn is_container(t: Tag) -> bool {
     )
 }
 
-fn link_weight() -> f64 {
-    std::env::var("KB_LW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.3)
+/// Whether `n` is one of at least three siblings with its tag and class.
+fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
+    let Some(tag) = tree.tag(n) else { return false };
+    let class = tree.attrs(n).map_or("", |a| &a.class);
+    sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
+        .is_some_and(|&c| c >= 3)
+}
+
+/// Elements whose class/id/role can mark a chrome block.
+fn is_block_box(t: Tag) -> bool {
+    matches!(
+        t,
+        Tag::Div
+            | Tag::Section
+            | Tag::Ul
+            | Tag::Ol
+            | Tag::Li
+            | Tag::Other
+            | Tag::Aside
+            | Tag::Header
+            | Tag::Footer
+            | Tag::Nav
+            | Tag::Table
+            | Tag::Form
+            | Tag::Dl
+            | Tag::Menu
+            | Tag::Center
+            | Tag::P
+            | Tag::Span
+            | Tag::Figure
+            | Tag::Details
+            | Tag::Article
+            | Tag::Tr
+            | Tag::Td
+            | Tag::Tbody
+            | Tag::Fieldset
+    )
 }

@@ -1,0 +1,436 @@
+//! Tree construction from tokens: implicit closes, depth cap, dropped and hidden
+//! subtrees, and the page facts gathered on the way.
+
+use super::tokenize::{decode_into, tokenize, RawAttr, Sink};
+use super::tree::{Attrs, Kind, Node, Tag, Tree, MAX_DEPTH, NONE};
+use super::ExtractOptions;
+
+impl Tree {
+    /// Parses `html` into a tree. The root (index 0) is a synthetic document element.
+    pub(crate) fn parse(html: &str, opts: &ExtractOptions) -> Tree {
+        let mut b = Builder {
+            tree: Tree::default(),
+            stack: Vec::new(),
+            overflow: 0,
+            keep_hidden: opts.keep_hidden,
+            scratch: String::new(),
+        };
+        b.tree.nodes.push(Node {
+            kind: Kind::Element {
+                tag: Tag::Other,
+                attrs: NONE,
+            },
+            parent: NONE,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            hidden: false,
+        });
+        b.stack.push(Open {
+            node: 0,
+            tag: Tag::Other,
+            dead: false,
+        });
+        tokenize(html, &mut b);
+        b.tree
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    node: u32,
+    tag: Tag,
+    /// Inside a dropped/hidden subtree: nothing below is stored.
+    dead: bool,
+}
+
+struct Builder {
+    tree: Tree,
+    stack: Vec<Open>,
+    /// Elements opened beyond [`MAX_DEPTH`] and not yet closed.
+    overflow: usize,
+    keep_hidden: bool,
+    scratch: String,
+}
+
+fn style_hides(style: &str) -> bool {
+    let s: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    s.contains("display:none") || s.contains("visibility:hidden")
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Builder {
+    fn decode(&mut self, raw: &str) -> String {
+        self.scratch.clear();
+        decode_into(raw, &mut self.scratch);
+        self.scratch.clone()
+    }
+
+    fn append(&mut self, kind: Kind, hidden: bool) -> u32 {
+        let parent = self.stack.last().map_or(0, |o| o.node);
+        let id = self.tree.nodes.len() as u32;
+        self.tree.nodes.push(Node {
+            kind,
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            hidden,
+        });
+        let p = &mut self.tree.nodes[parent as usize];
+        let prev = p.last_child;
+        p.last_child = id;
+        if prev == NONE {
+            p.first_child = id;
+        } else {
+            self.tree.nodes[prev as usize].next_sibling = id;
+        }
+        id
+    }
+
+    fn pop_to(&mut self, idx: usize) {
+        self.stack.truncate(idx.max(1));
+    }
+
+    /// Index in the stack of the nearest open `tag`, not crossing any of `stop`.
+    fn find_open(&self, tag: Tag, stop: &[Tag]) -> Option<usize> {
+        for (i, o) in self.stack.iter().enumerate().rev().take(MAX_DEPTH) {
+            if o.tag == tag {
+                return Some(i);
+            }
+            if stop.contains(&o.tag) {
+                return None;
+            }
+        }
+        None
+    }
+
+    fn implicit_close(&mut self, tag: Tag) {
+        const SCOPE: &[Tag] = &[
+            Tag::Table,
+            Tag::Td,
+            Tag::Th,
+            Tag::Caption,
+            Tag::Button,
+            Tag::Template,
+            Tag::Html,
+        ];
+        if tag.closes_p() {
+            if let Some(i) = self.find_open(Tag::P, SCOPE) {
+                self.pop_to(i);
+            }
+        }
+        match tag {
+            Tag::Li => {
+                if let Some(i) = self.find_open(
+                    Tag::Li,
+                    &[Tag::Ul, Tag::Ol, Tag::Menu, Tag::Table, Tag::Td, Tag::Th],
+                ) {
+                    self.pop_to(i);
+                }
+            }
+            Tag::Dt | Tag::Dd => {
+                let i = self
+                    .find_open(Tag::Dd, &[Tag::Dl, Tag::Table])
+                    .into_iter()
+                    .chain(self.find_open(Tag::Dt, &[Tag::Dl, Tag::Table]))
+                    .max();
+                if let Some(i) = i {
+                    self.pop_to(i);
+                }
+            }
+            Tag::Tr | Tag::Thead | Tag::Tbody | Tag::Tfoot => {
+                for t in [Tag::Td, Tag::Th, Tag::Tr] {
+                    if let Some(i) = self.find_open(t, &[Tag::Table]) {
+                        self.pop_to(i);
+                    }
+                }
+                if tag != Tag::Tr {
+                    for t in [Tag::Thead, Tag::Tbody, Tag::Tfoot] {
+                        if let Some(i) = self.find_open(t, &[Tag::Table]) {
+                            self.pop_to(i);
+                        }
+                    }
+                }
+            }
+            Tag::Td | Tag::Th => {
+                for t in [Tag::Td, Tag::Th] {
+                    if let Some(i) = self.find_open(t, &[Tag::Table, Tag::Tr]) {
+                        self.pop_to(i);
+                    }
+                }
+            }
+            Tag::Option => {
+                if let Some(i) = self.find_open(Tag::Option, &[Tag::Select]) {
+                    self.pop_to(i);
+                }
+            }
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
+                if self.stack.last().is_some_and(|o| o.tag.is_heading()) =>
+            {
+                self.stack.pop();
+            }
+            _ => {}
+        }
+    }
+
+    fn head_facts(&mut self, tag: Tag, attrs: &[RawAttr<'_>]) {
+        let get = |n: &str| {
+            attrs
+                .iter()
+                .find(|a| a.name.eq_ignore_ascii_case(n))
+                .map(|a| a.value)
+        };
+        match tag {
+            Tag::Meta => {
+                let key = get("name")
+                    .or_else(|| get("property"))
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                let content = get("content").map(|c| self.decode(c));
+                let f = &mut self.tree.facts;
+                match key.as_str() {
+                    "description" => f.description = f.description.take().or(content),
+                    "og:description" => f.og_description = f.og_description.take().or(content),
+                    "og:title" => f.og_title = f.og_title.take().or(content),
+                    "og:type" => f.og_type = f.og_type.take().or(content),
+                    "robots" => {
+                        if let Some(c) = content {
+                            f.robots = Some(match f.robots.take() {
+                                Some(r) => r + "," + &c,
+                                None => c,
+                            });
+                        }
+                    }
+                    _ => {
+                        if get("http-equiv")
+                            .is_some_and(|h| h.eq_ignore_ascii_case("content-language"))
+                        {
+                            f.content_language = f.content_language.take().or(content);
+                        }
+                    }
+                }
+            }
+            Tag::Link => {
+                let rel = get("rel").unwrap_or("");
+                if rel
+                    .split_ascii_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("canonical"))
+                {
+                    if let Some(h) = get("href") {
+                        let h = self.decode(h);
+                        self.tree.facts.canonical.get_or_insert(h);
+                    }
+                }
+            }
+            Tag::Base => {
+                if let Some(h) = get("href") {
+                    let h = self.decode(h);
+                    self.tree.facts.base_href.get_or_insert(h);
+                }
+            }
+            Tag::Html => {
+                if let Some(l) = get("lang").or_else(|| get("xml:lang")) {
+                    let l = self.decode(l);
+                    self.tree.facts.html_lang.get_or_insert(l);
+                }
+            }
+            Tag::A | Tag::Area => {
+                if let Some(h) = get("href") {
+                    let h = self.decode(h);
+                    let nf = get("rel").is_some_and(|r| {
+                        r.split_ascii_whitespace()
+                            .any(|x| x.eq_ignore_ascii_case("nofollow"))
+                    });
+                    self.tree.facts.links.push((h, nf));
+                }
+            }
+            Tag::Script if get("src").is_some() => self.tree.facts.script_count += 1,
+            _ => {}
+        }
+    }
+}
+
+impl<'a> Sink<'a> for Builder {
+    fn start_tag(&mut self, name: &str, raw: &[RawAttr<'a>], self_closing: bool) {
+        let tag = Tag::from_name(name);
+        self.head_facts(tag, raw);
+        if matches!(tag, Tag::Html | Tag::Head | Tag::Body) {
+            return; // Structure only; the synthetic root stands for them.
+        }
+        self.implicit_close(tag);
+        let parent_dead = self.stack.last().is_some_and(|o| o.dead);
+        // The self-closing flag counts for foreign (svg, math) and unknown elements only.
+        let void = tag.is_void()
+            || (self_closing && (matches!(tag, Tag::Other | Tag::Svg | Tag::Math) || parent_dead));
+        if parent_dead {
+            if !void {
+                self.push_open(Open {
+                    node: NONE,
+                    tag,
+                    dead: true,
+                });
+            }
+            return;
+        }
+        let mut a = Attrs::default();
+        let mut any = false;
+        let mut hidden = false;
+        for at in raw {
+            let n = at.name;
+            let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
+            if n.eq_ignore_ascii_case("class") {
+                a.class = set(self, at.value);
+                any = true;
+            } else if n.eq_ignore_ascii_case("id") {
+                a.id = set(self, at.value);
+                any = true;
+            } else if n.eq_ignore_ascii_case("href") {
+                a.href = Some(set(self, at.value));
+                any = true;
+            } else if n.eq_ignore_ascii_case("src") {
+                if a.src.is_none() {
+                    a.src = Some(set(self, at.value));
+                    any = true;
+                }
+            } else if n.eq_ignore_ascii_case("data-src")
+                || n.eq_ignore_ascii_case("data-lazy-src")
+                || n.eq_ignore_ascii_case("data-original")
+            {
+                let v = set(self, at.value);
+                if !v.trim().is_empty() && !v.starts_with("data:") {
+                    a.src = Some(v);
+                    any = true;
+                }
+            } else if n.eq_ignore_ascii_case("alt") {
+                a.alt = set(self, at.value);
+                any = true;
+            } else if n.eq_ignore_ascii_case("role") {
+                a.role = set(self, at.value);
+                any = true;
+            } else if n.eq_ignore_ascii_case("data-lang") || n.eq_ignore_ascii_case("data-language")
+            {
+                a.lang = set(self, at.value);
+                any = true;
+            } else if n.eq_ignore_ascii_case("hidden") {
+                hidden = true;
+            } else if n.eq_ignore_ascii_case("aria-hidden") {
+                hidden |= at.value.trim().eq_ignore_ascii_case("true");
+            } else if n.eq_ignore_ascii_case("style") {
+                hidden |= style_hides(at.value);
+            } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
+            }
+        }
+        // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.
+        let hidden = hidden && !self.keep_hidden;
+        let dropped = tag.is_dropped() || hidden;
+        let attrs = if any {
+            self.tree.attrs.push(a);
+            (self.tree.attrs.len() - 1) as u32
+        } else {
+            NONE
+        };
+        if self.stack.len() >= MAX_DEPTH && !void {
+            // Flatten: the element is not stored, its content goes to the ancestor.
+            if dropped {
+                self.push_open(Open {
+                    node: NONE,
+                    tag,
+                    dead: true,
+                });
+            } else {
+                self.overflow += 1;
+            }
+            return;
+        }
+        let id = self.append(Kind::Element { tag, attrs }, dropped);
+        if !void {
+            self.push_open(Open {
+                node: id,
+                tag,
+                dead: dropped,
+            });
+        }
+    }
+
+    fn end_tag(&mut self, name: &str) {
+        let tag = Tag::from_name(name);
+        if matches!(tag, Tag::Html | Tag::Head | Tag::Body) {
+            return;
+        }
+        if self.overflow > 0 && !self.stack.last().is_some_and(|o| o.tag == tag && o.dead) {
+            self.overflow -= 1;
+            return;
+        }
+        if tag == Tag::Other {
+            // Unknown names: only close if the innermost element has this name class.
+            if self.stack.len() > 1 && self.stack.last().is_some_and(|o| o.tag == Tag::Other) {
+                self.stack.pop();
+            }
+            return;
+        }
+        if let Some(i) = self.find_open(tag, &[]) {
+            self.pop_to(i);
+        }
+    }
+
+    fn text(&mut self, raw: &'a str) {
+        if self.stack.last().is_some_and(|o| o.dead) {
+            return;
+        }
+        let start = self.tree.text.len();
+        decode_into(raw, &mut self.tree.text);
+        let end = self.tree.text.len();
+        if end == start {
+            return;
+        }
+        // Merge with a preceding text sibling.
+        let parent = self.stack.last().map_or(0, |o| o.node);
+        let last = self.tree.nodes[parent as usize].last_child;
+        if let Some(Node {
+            kind: Kind::Text { end: e, .. },
+            ..
+        }) = self.tree.nodes.get_mut(last as usize)
+        {
+            if *e as usize == start {
+                *e = end as u32;
+                return;
+            }
+        }
+        self.append(
+            Kind::Text {
+                start: start as u32,
+                end: end as u32,
+            },
+            false,
+        );
+    }
+
+    fn raw_text(&mut self, element: &str, raw: &'a str) {
+        match element {
+            "script" => self.tree.facts.script_bytes += raw.len(),
+            // The document's title, not an svg <title> (whose parent is dead).
+            "title" if self.tree.facts.title.is_none() => {
+                let in_svg = self.stack.len() >= 2 && self.stack[self.stack.len() - 2].dead;
+                let t = collapse(&self.decode(raw));
+                if !t.is_empty() && !in_svg {
+                    self.tree.facts.title = Some(t);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Builder {
+    fn push_open(&mut self, o: Open) {
+        self.stack.push(o);
+    }
+}

@@ -1,0 +1,196 @@
+//! Hostile input: nothing may panic, overflow the stack or take quadratic time.
+
+use super::*;
+use proptest::prelude::*;
+
+fn url() -> Url {
+    Url::parse("https://example.com/").expect("static URL")
+}
+
+fn both(html: &str) -> (Extracted, Extracted) {
+    let whole = ExtractOptions {
+        main_content: false,
+        keep_hidden: true,
+        ..Default::default()
+    };
+    (
+        extract(html, &url(), &ExtractOptions::default()),
+        extract(html, &url(), &whole),
+    )
+}
+
+#[test]
+fn deep_nesting_3000() {
+    let html = format!("{}deep text{}", "<div>".repeat(3000), "</div>".repeat(3000));
+    let (a, b) = both(&html);
+    assert!(a.markdown.contains("deep text"));
+    assert!(b.markdown.contains("deep text"));
+}
+
+#[test]
+fn deep_nesting_100000_mixed() {
+    let html = format!(
+        "{}<p>bottom</p>{}<p>after</p>",
+        "<div><ul><li><blockquote><table><tr><td>".repeat(20_000),
+        "</td></tr></table></blockquote></li></ul></div>".repeat(20_000)
+    );
+    let (a, b) = both(&html);
+    assert!(b.markdown.contains("bottom"));
+    assert!(b.markdown.contains("after"));
+    let _ = a;
+    let unclosed = "<div><span><a href=x><b>".repeat(25_000) + "end";
+    let (a, b) = both(&unclosed);
+    assert!(a.markdown.contains("end") && b.markdown.contains("end"));
+}
+
+#[test]
+fn many_siblings() {
+    let html = "<p>x</p>".repeat(200_000);
+    let (a, _) = both(&html);
+    assert_eq!(a.markdown.matches('x').count(), 200_000);
+    let lis = format!("<ul>{}</ul>", "<li><a href='/a'>i</a>".repeat(200_000));
+    let _ = both(&lis);
+}
+
+#[test]
+fn huge_attribute() {
+    let big = "a".repeat(10 * 1024 * 1024);
+    let html = format!("<p class=\"{big}\" title='{big}'>text</p><a href=\"/{big}\">l</a><img src=\"{big}\" alt=\"{big}\">");
+    let (a, b) = both(&html);
+    assert!(a.markdown.contains("text") && b.markdown.contains("text"));
+    // Unterminated attribute quote to the end of input.
+    let _ = both(&format!("<p title=\"{big}"));
+}
+
+#[test]
+fn binary_junk_and_lossy_utf8() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..2_000_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Bias towards markup bytes so the tokenizer sees plenty of tags.
+            match state % 8 {
+                0 => b'<',
+                1 => b'>',
+                2 => b'/',
+                _ => (state >> 24) as u8,
+            }
+        })
+        .collect();
+    let text = String::from_utf8_lossy(&bytes);
+    let _ = both(&text);
+    let _ = both(&decode_html(&bytes, None));
+    let _ = both(&decode_html(&bytes, Some("text/html; charset=shift_jis")));
+}
+
+#[test]
+fn truncated_constructs() {
+    for s in [
+        "<",
+        "</",
+        "<!--",
+        "<!",
+        "<a href=",
+        "<a href='",
+        "<p",
+        "&",
+        "&#",
+        "&#x",
+        "&#99999999999;",
+        "<script>",
+        "<title>",
+        "</>",
+        "<table><td>",
+        "<pre>",
+        "<code>",
+        "<li>",
+        "&amp",
+    ] {
+        let _ = both(s);
+    }
+}
+
+fn tag_soup() -> impl Strategy<Value = String> {
+    let tag = prop::sample::select(vec![
+        "div",
+        "p",
+        "a",
+        "ul",
+        "ol",
+        "li",
+        "table",
+        "tr",
+        "td",
+        "th",
+        "pre",
+        "code",
+        "h1",
+        "h3",
+        "blockquote",
+        "nav",
+        "footer",
+        "script",
+        "style",
+        "svg",
+        "noscript",
+        "img",
+        "br",
+        "span",
+        "template",
+        "title",
+        "textarea",
+        "main",
+        "article",
+        "dl",
+        "dd",
+        "select",
+        "option",
+    ]);
+    let attr = prop::sample::select(vec![
+        "",
+        " hidden",
+        " href='/x'",
+        " href=javascript:x",
+        " src=/i.png",
+        " class='nav'",
+        " class=\"language-rust\"",
+        " style='display:none'",
+        " aria-hidden=true",
+        " alt='[x]'",
+    ]);
+    let piece = prop_oneof![
+        (tag.clone(), attr).prop_map(|(t, a)| format!("<{t}{a}>")),
+        tag.prop_map(|t| format!("</{t}>")),
+        "[a-z #*|\\-_`>&;\u{200B}\u{202E}\n]{0,12}",
+        Just("<!--".to_string()),
+        Just("&amp;".to_string()),
+    ];
+    prop::collection::vec(piece, 0..200).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_strings_never_panic(s in any::<String>()) {
+        let _ = both(&s);
+    }
+
+    #[test]
+    fn tag_soup_never_panics(s in tag_soup()) {
+        let (a, b) = both(&s);
+        // Invisible characters never survive into the output.
+        let clean = !a.markdown.contains('\u{200B}') && !b.markdown.contains('\u{202E}');
+        prop_assert!(clean, "invisible characters kept");
+        for l in a.links.iter().chain(&b.links) {
+            prop_assert!(matches!(l.url.scheme(), "http" | "https"));
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_decode(b in prop::collection::vec(any::<u8>(), 0..2048), ct in prop::option::of("[ -~]{0,40}")) {
+        let _ = decode_html(&b, ct.as_deref());
+    }
+}

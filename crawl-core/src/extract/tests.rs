@@ -1,0 +1,316 @@
+//! Behaviour tests of [`super::extract`].
+
+use super::*;
+
+fn url() -> Url {
+    Url::parse("https://example.com/dir/page.html").expect("static URL")
+}
+
+fn md(html: &str) -> String {
+    extract(html, &url(), &ExtractOptions::default()).markdown
+}
+
+fn whole(html: &str) -> String {
+    let o = ExtractOptions {
+        main_content: false,
+        ..Default::default()
+    };
+    extract(html, &url(), &o).markdown
+}
+
+#[test]
+fn headings_and_paragraphs() {
+    let m = whole("<h1>Title</h1><p>One <b>two</b>\n three.</p><h3>Sub</h3><p>Four</p>");
+    assert_eq!(m, "# Title\n\nOne two three.\n\n### Sub\n\nFour\n");
+}
+
+#[test]
+fn lists_and_nested_lists() {
+    let m = whole("<ul><li>a<ul><li>b</li><li>c</li></ul></li><li>d</ul><ol><li>x<li>y</ol>");
+    assert_eq!(m, "- a\n  - b\n  - c\n- d\n\n1. x\n2. y\n");
+}
+
+#[test]
+fn gfm_table() {
+    let m = whole(
+        "<table><thead><tr><th>Name</th><th>Value</th></tr></thead>\
+         <tr><td>a|b</td><td><a href='/x'>link</a></td></tr><tr><td>c</td></tr></table>",
+    );
+    assert_eq!(
+        m,
+        "| Name | Value |\n|---|---|\n| a\\|b | [link](https://example.com/x) |\n| c |  |\n"
+    );
+}
+
+#[test]
+fn code_blocks_keep_language_and_whitespace() {
+    let m = whole("<pre><code class=\"language-rust\">fn main() {\n    x &lt; 1;\n}</code></pre>");
+    assert_eq!(m, "```rust\nfn main() {\n    x < 1;\n}\n```\n");
+    assert!(whole("<pre class='lang-py'>print(1)</pre>").starts_with("```py\n"));
+    assert!(
+        whole("<div class='highlight highlight-source-js'><pre>x</pre></div>")
+            .starts_with("```js\n")
+    );
+    assert_eq!(
+        whole("<p>Use <code>cargo</code> now</p>"),
+        "Use `cargo` now\n"
+    );
+}
+
+#[test]
+fn blockquotes() {
+    assert_eq!(
+        whole("<blockquote><p>a</p><p>b</p></blockquote>"),
+        "> a\n>\n> b\n"
+    );
+}
+
+#[test]
+fn links_are_absolute_and_unsafe_schemes_dropped() {
+    let m = whole(
+        "<p><a href='../a b.html#f'>rel</a> <a href='javascript:alert(1)'>js</a> \
+         <a href='data:text/html,x'>data</a> <a href='https://o.org/(x)'>p</a></p>",
+    );
+    assert_eq!(
+        m,
+        "[rel](https://example.com/a%20b.html#f) js data [p](https://o.org/%28x%29)\n"
+    );
+    let o = ExtractOptions {
+        links_in_markdown: false,
+        main_content: false,
+        ..Default::default()
+    };
+    assert_eq!(
+        extract("<p><a href='/x'>only text</a></p>", &url(), &o).markdown,
+        "only text\n"
+    );
+}
+
+#[test]
+fn images_on_and_off() {
+    let html =
+        "<p><img src='/i.png' alt='An [image]'> <img src='data:image/png;base64,xx' alt='d'></p>";
+    assert_eq!(whole(html), "![An image](https://example.com/i.png)\n");
+    let o = ExtractOptions {
+        images: false,
+        main_content: false,
+        ..Default::default()
+    };
+    assert_eq!(extract(html, &url(), &o).markdown, "");
+}
+
+#[test]
+fn hidden_text_dropped_unless_kept() {
+    let html = "<p>shown</p><p hidden>h1</p><div aria-hidden='true'>h2</div>\
+                <span style='display: none'>h3</span><span style='visibility:hidden'>h4</span>";
+    assert_eq!(whole(html), "shown\n");
+    let o = ExtractOptions {
+        keep_hidden: true,
+        main_content: false,
+        ..Default::default()
+    };
+    let kept = extract(html, &url(), &o).markdown;
+    for w in ["shown", "h1", "h2", "h3", "h4"] {
+        assert!(kept.contains(w), "{w} missing from {kept:?}");
+    }
+}
+
+#[test]
+fn invisible_characters_removed() {
+    assert_eq!(
+        whole("<p>a\u{200B}b\u{202E}c\u{2066}d&#8203;e\u{FEFF}</p>"),
+        "abcde\n"
+    );
+}
+
+#[test]
+fn scripts_styles_forms_dropped_noscript_kept() {
+    let m = whole(
+        "<script>var x = '<p>no</p>';</script><style>p{}</style><svg><text>no</text></svg>\
+         <template><p>no</p></template><iframe>no</iframe><select><option>no</select>\
+         <textarea>no</textarea><button>no</button><noscript><p>Post kept</p></noscript>",
+    );
+    assert_eq!(m, "Post kept\n");
+}
+
+#[test]
+fn chrome_dropped_in_main_content_mode() {
+    let body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(12);
+    let html = format!(
+        "<header><a href='/'>Home</a></header><nav><ul><li><a href='/a'>Menu A</a></li></ul></nav>\
+         <div class='cookie-banner'><p>We use cookies to improve your experience on this site.</p></div>\
+         <main><h1>Story</h1><p>{body}</p><p>{body}</p>\
+         <div class='share-buttons'><a href='/s'>Share on X</a></div></main>\
+         <aside><p>Related articles about other things entirely here.</p></aside>\
+         <footer><p>Copyright 2024 Example Corporation, all rights reserved.</p></footer>"
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# Story\n\nLorem ipsum"), "{m}");
+    for chrome in [
+        "Home",
+        "Menu A",
+        "cookies",
+        "Share on",
+        "Related",
+        "Copyright",
+    ] {
+        assert!(!m.contains(chrome), "{chrome} kept: {m}");
+    }
+    // Whole-page mode keeps it all.
+    assert!(whole(&html).contains("Copyright"));
+}
+
+#[test]
+fn markdown_syntax_in_text_is_escaped() {
+    assert_eq!(
+        whole("<p># not a heading</p><p>- not</p><p>1. nor</p><p>a # b</p>"),
+        "\\# not a heading\n\n\\- not\n\n1\\. nor\n\na # b\n"
+    );
+}
+
+#[test]
+fn metadata() {
+    let html = "<html lang='en-GB'><head><title>  The \n Title </title>\
+        <meta name='description' content='Desc &amp; more'>\
+        <meta property='og:title' content='OG'><link rel='canonical' href='/canon'>\
+        <meta name='robots' content='noindex, follow'><base href='https://cdn.example.org/base/'>\
+        <script src='/a.js'></script><script>var a = 1;</script></head>\
+        <body><h1>H</h1><p>Visible text</p><p hidden>secret</p>\
+        <nav><a href='x.html#top' rel='nofollow noopener'>x</a><a href='x.html'>again</a>\
+        <a href='mailto:a@b.c'>m</a><a href='javascript:void(0)'>j</a></nav>\
+        <map><area href='/area'></map></body></html>";
+    let e = extract(html, &url(), &ExtractOptions::default());
+    assert_eq!(e.title.as_deref(), Some("The Title"));
+    assert_eq!(e.description.as_deref(), Some("Desc & more"));
+    assert_eq!(
+        e.canonical.as_ref().map(Url::as_str),
+        Some("https://cdn.example.org/canon")
+    );
+    assert_eq!(e.language.as_deref(), Some("en-GB"));
+    assert_eq!(
+        e.meta_robots,
+        MetaRobots {
+            noindex: true,
+            nofollow: false
+        }
+    );
+    let links: Vec<(&str, bool)> = e
+        .links
+        .iter()
+        .map(|l| (l.url.as_str(), l.nofollow))
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("https://cdn.example.org/base/x.html", true),
+            ("https://cdn.example.org/area", false)
+        ]
+    );
+    assert_eq!(e.text_len, "HVisibletextxagainm".len() + "j".len());
+    assert_eq!(e.script_count, 1);
+    assert_eq!(e.script_bytes, "var a = 1;".len());
+}
+
+#[test]
+fn metadata_fallbacks() {
+    let e = extract("<meta property='og:title' content='OG'><meta property='og:description' content='D'>\
+        <meta http-equiv='content-language' content='de'><meta name=robots content=none><h1>H1</h1>", &url(), &ExtractOptions::default());
+    assert_eq!(e.title.as_deref(), Some("OG"));
+    assert_eq!(e.description.as_deref(), Some("D"));
+    assert_eq!(e.language.as_deref(), Some("de"));
+    assert_eq!(
+        e.meta_robots,
+        MetaRobots {
+            noindex: true,
+            nofollow: true
+        }
+    );
+    let e = extract(
+        "<h1> First  <em>heading</em></h1><h1>Second</h1>",
+        &url(),
+        &ExtractOptions::default(),
+    );
+    assert_eq!(e.title.as_deref(), Some("First heading"));
+}
+
+#[test]
+fn options_serde_defaults() {
+    let o: ExtractOptions = serde_json::from_str(r#"{"images": false}"#).expect("valid json");
+    assert!(o.main_content && !o.keep_hidden && !o.images && o.links_in_markdown);
+}
+
+fn para(words: &str) -> String {
+    format!("<p>{}</p>", format!("{words} ").repeat(30))
+}
+
+#[test]
+fn wrapper_with_chrome_like_class_is_not_chrome() {
+    let html = format!(
+        "<div class='page has-sidebar'><div class='hs_cos_wrapper_widget'>{}{}</div>\
+         <div class='sidebar'><a href='/1'>Other page one</a> <a href='/2'>Other page two</a></div></div>",
+        para("Kept article prose"),
+        para("More kept prose")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Kept article prose") && m.contains("More kept prose"),
+        "{m}"
+    );
+    assert!(!m.contains("Other page"), "{m}");
+}
+
+#[test]
+fn comments_dropped_on_articles_kept_on_forums() {
+    let comments = format!(
+        "<div id='comments' class='comments-area'><ol><li>{}</li><li>{}</li></ol></div>",
+        para("reader comment one"),
+        para("reader comment two")
+    );
+    let article = format!(
+        "<head><meta property='og:type' content='article'></head><article>{}{}</article>{comments}",
+        para("the story itself"),
+        para("the story goes on")
+    );
+    let m = md(&article);
+    assert!(
+        m.contains("the story itself") && !m.contains("reader comment"),
+        "{m}"
+    );
+    // A thread: nothing but the comment list.
+    let forum = format!("<h1>Thread</h1>{comments}");
+    let m = md(&forum);
+    assert!(
+        m.contains("reader comment one") && m.contains("reader comment two"),
+        "{m}"
+    );
+}
+
+#[test]
+fn listing_items_survive_link_density() {
+    let items: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Product number {i} with a long descriptive name</a>\
+                 <span>$1{i}</span></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<nav><a href='/'>Home</a><a href='/shop'>Shop</a></nav><main><h1>Shop</h1>\
+         <div class='grid'>{items}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..6 {
+        assert!(m.contains(&format!("Product number {i}")), "{m}");
+    }
+    assert!(!m.contains("[Home]"), "{m}");
+}
+
+#[test]
+fn heading_anchors_with_chrome_like_classes_are_kept() {
+    let html = format!(
+        "<main><h2 id='a'><a class='header' href='#a'>Section title</a></h2>{}</main>",
+        para("section body")
+    );
+    assert!(md(&html).starts_with("## [Section title](https://example.com/dir/page.html#a)"));
+}
