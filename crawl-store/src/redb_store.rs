@@ -140,7 +140,7 @@ impl RedbStore {
         let Ok(mut last) = self.last_flush.lock() else {
             return true;
         };
-        if force || n % FLUSH_EVERY == 0 || last.elapsed() >= FLUSH_AFTER {
+        if force || n.is_multiple_of(FLUSH_EVERY) || last.elapsed() >= FLUSH_AFTER {
             *last = Instant::now();
             true
         } else {
