@@ -40,6 +40,12 @@ pub(crate) enum RenderError {
     /// Navigation was refused or failed in the browser.
     #[error("navigation failed: {0}")]
     Navigation(String),
+    /// The network never went idle before the deadline.
+    #[error("page did not settle within {after:?} (still loading: {})", .pending.join(", "))]
+    Unsettled {
+        after: Duration,
+        pending: Vec<String>,
+    },
     /// A script on the page failed (for example an invalid wait selector).
     #[error("page script failed: {0}")]
     Script(String),
@@ -67,7 +73,7 @@ impl RenderError {
     fn kind(&self) -> ErrorKind {
         match self {
             RenderError::NoBrowser { .. } | RenderError::ShutDown => ErrorKind::Unsupported,
-            RenderError::Deadline(_) => ErrorKind::RenderTimeout,
+            RenderError::Deadline(_) | RenderError::Unsettled { .. } => ErrorKind::RenderTimeout,
             RenderError::WebSocket(_) => ErrorKind::PolicyRefused,
             _ => ErrorKind::RenderFailed,
         }
@@ -89,6 +95,7 @@ impl RenderError {
                 | RenderError::CdpTimeout { .. }
                 | RenderError::BrowserGone
                 | RenderError::Deadline(_)
+                | RenderError::Unsettled { .. }
         )
     }
 

@@ -1,12 +1,15 @@
 //! Finding, launching and stopping one Chromium process.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
@@ -33,6 +36,17 @@ const FLAGS: &[&str] = &[
 
 /// Features turned off (merged with chromiumoxide's own `--disable-features` list).
 const DISABLED_FEATURES: &[&str] = &["IsolateOrigins", "site-per-process", "ServiceWorker"];
+
+/// Profile preferences: no network prediction (Chromium would otherwise open speculative
+/// connections, for example to a frame's host before its request is paused and refused).
+const PREFERENCES: &str =
+    r#"{"net":{"network_prediction_options":2},"download":{"prompt_for_download":false}}"#;
+
+fn write_preferences(profile: &Path) -> Result<(), RenderError> {
+    let dir = profile.join("Default");
+    std::fs::create_dir_all(&dir).map_err(RenderError::Profile)?;
+    std::fs::write(dir.join("Preferences"), PREFERENCES).map_err(RenderError::Profile)
+}
 
 /// A `--key[=value]` flag in the form chromiumoxide's argument builder merges by key.
 fn flag(arg: &str) -> (String, Vec<String>) {
@@ -86,6 +100,8 @@ pub(crate) fn find_executable(configured: Option<&Path>) -> Result<PathBuf, Rend
 pub(crate) struct BrowserProc {
     browser: Browser,
     handler: JoinHandle<()>,
+    /// Set when the DevTools connection breaks.
+    dead: Arc<AtomicBool>,
     profile: Option<tempfile::TempDir>,
     pid: Option<u32>,
     /// Bumped on every launch, so tabs of a dead browser are never reused.
@@ -103,6 +119,7 @@ impl BrowserProc {
             .prefix("kb-crawl-chromium-")
             .tempdir()
             .map_err(RenderError::Profile)?;
+        write_preferences(profile.path())?;
         let mut builder = BrowserConfig::builder()
             .chrome_executable(exe)
             .no_sandbox()
@@ -141,11 +158,23 @@ impl BrowserProc {
                 }
             };
         // Handler errors (such as messages newer than the bindings) are not fatal: keep polling.
-        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        // A broken connection is: the browser is gone (the stream itself never ends then).
+        let dead = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&dead);
+        let handler = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(CdpError::Ws(_) | CdpError::Io(_)) = event {
+                    flag.store(true, Ordering::SeqCst);
+                    break;
+                }
+            }
+            flag.store(true, Ordering::SeqCst);
+        });
         let pid = browser.get_mut_child().and_then(|c| c.inner.id());
         let mut proc = BrowserProc {
             browser,
             handler,
+            dead,
             profile: Some(profile),
             pid,
             generation,
@@ -169,9 +198,14 @@ impl BrowserProc {
         self.pid
     }
 
+    /// The flag set when the DevTools connection breaks (shared with the tabs).
+    pub(crate) fn dead_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.dead)
+    }
+
     /// Whether the process still runs and its event loop still turns.
     pub(crate) fn is_alive(&mut self) -> bool {
-        if self.handler.is_finished() {
+        if self.handler.is_finished() || self.dead.load(Ordering::SeqCst) {
             return false;
         }
         matches!(self.browser.try_wait(), Ok(None))

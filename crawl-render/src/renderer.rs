@@ -13,11 +13,19 @@ use tokio::time::Instant;
 use url::{Host, Url};
 
 use crate::config::ChromeConfig;
-use crate::error::{cdp, RenderError, BACKEND};
+use crate::error::{RenderError, BACKEND};
 use crate::intercept::lock;
 use crate::launch::{find_executable, BrowserProc};
 use crate::tab::Tab;
 use crate::wait;
+
+/// Serializes the document (doctype included) and its URL.
+const SERIALIZE: &str = "({ url: location.href, html: (document.doctype ? \
+    new XMLSerializer().serializeToString(document.doctype) + '\\n' : '') + \
+    (document.documentElement ? document.documentElement.outerHTML : '') })";
+
+/// Longest wait for a tab to close.
+const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Renders pages in a headless Chromium (Debian's `chromium` or any Chrome) over DevTools.
 ///
@@ -123,6 +131,7 @@ impl ChromeRenderer {
             return Err(RenderError::BrowserGone);
         };
         let generation = proc.generation;
+        let dead = proc.dead_flag();
         let reused = {
             let mut idle = lock(&self.idle);
             idle.retain(|t| t.generation == generation);
@@ -133,7 +142,7 @@ impl ChromeRenderer {
         }
         let page = proc.new_tab(&self.config).await?;
         drop(guard);
-        Tab::setup(page, &self.config, generation).await
+        Tab::setup(page, &self.config, generation, dead).await
     }
 
     /// Whether the browser has died (the next checkout starts a new one).
@@ -153,68 +162,77 @@ impl ChromeRenderer {
         let result = self.drive(&tab, req, until).await;
         tab.end();
         match result {
-            Ok(page) => {
-                if !self.closed.load(Ordering::SeqCst) {
-                    lock(&self.idle).push(tab);
-                }
+            Ok((page, true)) if !self.closed.load(Ordering::SeqCst) => {
+                lock(&self.idle).push(tab);
+                Ok(page)
+            }
+            Ok((page, _)) => {
+                // Still loading (its load event never came): not safe to navigate again.
+                tab.close(CLOSE_TIMEOUT).await;
                 Ok(page)
             }
             Err(e) => {
                 // A tab that failed (a timed-out navigation above all) is stuck: replace it.
-                tab.close(
-                    self.config
-                        .call_timeout
-                        .min(std::time::Duration::from_secs(2)),
-                )
-                .await;
+                tab.close(CLOSE_TIMEOUT).await;
                 Err(e)
             }
         }
     }
 
+    /// Navigates, waits and serializes. Also says whether the tab can serve another page.
     async fn drive(
+        &self,
+        tab: &Tab,
+        req: &RenderRequest,
+        until: Instant,
+    ) -> Result<(RenderedPage, bool), RenderError> {
+        // chromiumoxide answers Page.navigate only after the load event, which a page may
+        // never fire (a refused frame is enough): navigate in the background and follow the
+        // main document through the tab's network events instead.
+        let page = tab.page.clone();
+        let url = req.url.to_string();
+        let mut nav = tokio::spawn(async move { page.execute(NavigateParams::new(url)).await });
+        let result = self.settle_and_read(tab, req, until).await;
+        let reusable = nav.is_finished();
+        if !reusable {
+            nav.abort();
+        } else if let Ok(Ok(resp)) = (&mut nav).await {
+            if let Some(text) = resp.result.error_text.filter(|t| !t.is_empty()) {
+                return Err(RenderError::Navigation(text));
+            }
+        }
+        result.map(|page| (page, reusable))
+    }
+
+    async fn settle_and_read(
         &self,
         tab: &Tab,
         req: &RenderRequest,
         until: Instant,
     ) -> Result<RenderedPage, RenderError> {
         let deadline = req.deadline;
-        let left = |what| {
+        wait::settle(tab, &req.wait, self.config.idle_window, until, deadline).await?;
+        let mut tries = 0;
+        let value = loop {
             let now = Instant::now();
             if now >= until {
-                Err(RenderError::Deadline(deadline))
-            } else {
-                Ok((what, until - now))
+                return Err(RenderError::Deadline(deadline));
+            }
+            match wait::eval(&tab.page, SERIALIZE, until - now).await {
+                Ok(v) => break v,
+                Err(RenderError::CdpTimeout { .. }) => return Err(RenderError::Deadline(deadline)),
+                // A client-side redirect can replace the document under us: try again.
+                Err(RenderError::Cdp { .. }) if tries < 3 => {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
             }
         };
-        let timed_out = |e: RenderError| match e {
-            RenderError::CdpTimeout { .. } => RenderError::Deadline(deadline),
-            e => e,
-        };
-        let (what, limit) = left("Page.navigate")?;
-        let nav = cdp(
-            what,
-            limit,
-            tab.page.execute(NavigateParams::new(req.url.as_str())),
-        )
-        .await
-        .map_err(timed_out)?;
-        if let Some(text) = nav.result.error_text.as_ref().filter(|t| !t.is_empty()) {
-            return Err(RenderError::Navigation(text.clone()));
-        }
-        wait::settle(tab, &req.wait, self.config.idle_window, until, deadline).await?;
-        let (what, limit) = left("DOM.getOuterHTML")?;
-        let html = cdp(what, limit, tab.page.content())
-            .await
-            .map_err(timed_out)?;
-        let (what, limit) = left("Runtime.evaluate")?;
-        let href = cdp(what, limit, tab.page.evaluate("location.href"))
-            .await
-            .map_err(timed_out)?
-            .into_value::<String>()
-            .ok();
-        let final_url = href
-            .and_then(|h| Url::parse(&h).ok())
+        let html = value["html"].as_str().unwrap_or_default().to_string();
+        let final_url = value["url"]
+            .as_str()
+            .and_then(|h| Url::parse(h).ok())
             .unwrap_or_else(|| req.url.clone());
         let status = lock(&tab.state).status;
         Ok(RenderedPage::new(final_url, status, html))

@@ -1,6 +1,7 @@
 //! One browser tab: its interception, network bookkeeping and dialog handling.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -30,12 +31,18 @@ use crate::intercept::{self, lock, Refusal};
 pub(crate) struct TabState {
     /// The gate of the running render; `None` between renders (everything is refused).
     pub(crate) gate: Option<RequestGate>,
-    /// Network request ids started and not yet finished or failed.
-    pub(crate) inflight: HashSet<String>,
+    /// Network requests started and not yet finished or failed: id to URL.
+    pub(crate) inflight: HashMap<String, String>,
     /// When `inflight` last changed.
     pub(crate) last_change: Instant,
     /// HTTP status of the main document.
     pub(crate) status: u16,
+    /// The main document's response arrived.
+    pub(crate) committed: bool,
+    /// Network id of the latest main-frame document request.
+    main_request: Option<String>,
+    /// Why the main document failed to load (`net::ERR_...`).
+    pub(crate) main_error: Option<String>,
     /// A WebSocket the page opened despite the stubs (the tab is then closed).
     pub(crate) websocket: Option<String>,
     /// Requests refused during this render (for logs).
@@ -49,6 +56,8 @@ pub(crate) struct Tab {
     pub(crate) state: Arc<Mutex<TabState>>,
     vetted: Arc<Mutex<HashSet<String>>>,
     events: JoinHandle<()>,
+    /// Set when the browser's DevTools connection breaks.
+    browser_dead: Arc<AtomicBool>,
     /// The browser launch this tab belongs to.
     pub(crate) generation: u64,
 }
@@ -70,14 +79,18 @@ impl Tab {
         page: Page,
         config: &ChromeConfig,
         generation: u64,
+        browser_dead: Arc<AtomicBool>,
     ) -> Result<Tab, RenderError> {
         let limit = config.call_timeout;
         let events = listen(&page, limit).await?;
         let state = Arc::new(Mutex::new(TabState {
             gate: None,
-            inflight: HashSet::new(),
+            inflight: HashMap::new(),
             last_change: Instant::now(),
             status: 0,
+            committed: false,
+            main_request: None,
+            main_error: None,
             websocket: None,
             refused: 0,
         }));
@@ -95,6 +108,7 @@ impl Tab {
             state,
             vetted,
             events,
+            browser_dead,
             generation,
         };
         if let Err(e) = tab.enable(limit).await {
@@ -131,6 +145,11 @@ impl Tab {
         Ok(())
     }
 
+    /// Whether the browser this tab lives in has gone away.
+    pub(crate) fn browser_gone(&self) -> bool {
+        self.browser_dead.load(Ordering::SeqCst)
+    }
+
     /// Starts a render under `gate`: clears the bookkeeping of the previous one.
     pub(crate) fn begin(&self, gate: RequestGate) {
         lock(&self.vetted).clear();
@@ -139,6 +158,9 @@ impl Tab {
         s.inflight.clear();
         s.last_change = Instant::now();
         s.status = 0;
+        s.committed = false;
+        s.main_request = None;
+        s.main_error = None;
         s.websocket = None;
         s.refused = 0;
     }
@@ -228,11 +250,32 @@ async fn run_events(
             }
             Event::Sent(ev) => {
                 let mut s = lock(&state);
-                s.inflight.insert(ev.request_id.inner().clone());
-                s.last_change = Instant::now();
+                if ev.r#type == Some(ResourceType::Document)
+                    && ev
+                        .frame_id
+                        .as_ref()
+                        .is_some_and(|f| f.inner() == &main_frame)
+                {
+                    s.main_request = Some(ev.request_id.inner().clone());
+                }
+                // data:, blob: and the like never touch the network (and Chromium does not
+                // always report them finished).
+                if ev.request.url.starts_with("http:") || ev.request.url.starts_with("https:") {
+                    s.inflight
+                        .insert(ev.request_id.inner().clone(), ev.request.url.clone());
+                    s.last_change = Instant::now();
+                }
             }
             Event::Finished(ev) => finish(&state, ev.request_id.inner()),
-            Event::Failed(ev) => finish(&state, ev.request_id.inner()),
+            Event::Failed(ev) => {
+                let id = ev.request_id.inner();
+                let mut s = lock(&state);
+                if s.main_request.as_deref() == Some(id.as_str()) && ev.canceled != Some(true) {
+                    s.main_error = Some(ev.error_text.clone());
+                }
+                drop(s);
+                finish(&state, id);
+            }
             Event::Response(ev) => {
                 let is_main = ev.r#type == ResourceType::Document
                     && ev
@@ -240,7 +283,9 @@ async fn run_events(
                         .as_ref()
                         .is_some_and(|f| f.inner() == &main_frame);
                 if is_main {
-                    lock(&state).status = u16::try_from(ev.response.status).unwrap_or(0);
+                    let mut s = lock(&state);
+                    s.status = u16::try_from(ev.response.status).unwrap_or(0);
+                    s.committed = true;
                 }
             }
             Event::WebSocket(ev) => {
@@ -259,7 +304,7 @@ async fn run_events(
 
 fn finish(state: &Mutex<TabState>, id: &str) {
     let mut s = lock(state);
-    if s.inflight.remove(id) {
+    if s.inflight.remove(id).is_some() {
         s.last_change = Instant::now();
     }
 }

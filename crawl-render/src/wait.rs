@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::Page;
 use crawl_core::WaitStrategy;
 use tokio::time::Instant;
 
@@ -26,41 +28,70 @@ pub(crate) async fn settle(
         WaitStrategy::Selector(css) => Some(selector_probe(css)),
     };
     loop {
+        if tab.browser_gone() {
+            return Err(RenderError::BrowserGone);
+        }
         if let Some(url) = lock(&tab.state).websocket.clone() {
             return Err(RenderError::WebSocket(url));
         }
         let now = Instant::now();
         if now >= until {
-            return Err(RenderError::Deadline(deadline));
+            let mut pending: Vec<String> = lock(&tab.state).inflight.values().cloned().collect();
+            pending.sort();
+            pending.truncate(3);
+            return Err(RenderError::Unsettled {
+                after: deadline,
+                pending,
+            });
+        }
+        if let Some(text) = lock(&tab.state).main_error.clone() {
+            return Err(RenderError::Navigation(text));
         }
         let settled = match &probe {
             None => {
                 let s = lock(&tab.state);
-                s.inflight.is_empty() && s.last_change.elapsed() >= idle_window
+                s.committed && s.inflight.is_empty() && s.last_change.elapsed() >= idle_window
             }
-            Some(expr) => {
-                let eval = tab.page.evaluate(expr.as_str());
-                let value = match cdp("Runtime.evaluate", until - now, eval).await {
-                    Ok(v) => v.into_value::<serde_json::Value>().ok(),
-                    Err(RenderError::CdpTimeout { .. }) => {
-                        return Err(RenderError::Deadline(deadline))
-                    }
-                    Err(e) => return Err(e),
-                };
-                match value {
-                    Some(serde_json::Value::Bool(found)) => found,
-                    Some(serde_json::Value::String(err)) => {
-                        return Err(RenderError::Script(format!("wait selector: {err}")))
-                    }
-                    _ => false,
+            Some(expr) => match eval(&tab.page, expr, until - now).await {
+                Ok(serde_json::Value::Bool(found)) => found,
+                Ok(serde_json::Value::String(err)) => {
+                    return Err(RenderError::Script(format!("wait selector: {err}")))
                 }
-            }
+                Ok(_) => false,
+                Err(RenderError::CdpTimeout { .. }) => return Err(RenderError::Deadline(deadline)),
+                // The document is being replaced (no context to evaluate in yet): look again.
+                Err(_) => false,
+            },
         };
         if settled {
             return Ok(());
         }
         tokio::time::sleep_until((now + POLL).min(until)).await;
     }
+}
+
+/// Evaluates `expr` in the page's main frame and returns its value (by value, so it must be
+/// JSON-serializable). A thrown exception is a [`RenderError::Script`].
+pub(crate) async fn eval(
+    page: &Page,
+    expr: &str,
+    limit: Duration,
+) -> Result<serde_json::Value, RenderError> {
+    let params = EvaluateParams::builder()
+        .expression(expr)
+        .return_by_value(true)
+        .build()
+        .map_err(RenderError::Script)?;
+    let resp = cdp("Runtime.evaluate", limit, page.execute(params)).await?;
+    if let Some(ex) = resp.result.exception_details.as_ref() {
+        let text = ex
+            .exception
+            .as_ref()
+            .and_then(|e| e.description.clone())
+            .unwrap_or_else(|| ex.text.clone());
+        return Err(RenderError::Script(text));
+    }
+    Ok(resp.result.result.value.clone().unwrap_or_default())
 }
 
 /// A page-side check for `css`: `true`/`false`, or the error text of an invalid selector.
