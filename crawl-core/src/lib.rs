@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod clock;
+pub mod detect;
 pub mod error;
 pub mod extract;
 pub mod job;
