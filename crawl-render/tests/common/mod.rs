@@ -101,7 +101,7 @@ impl Site {
                 "/never",
                 get(|| async { Html(include_str!("../fixtures/never.html")) }),
             )
-            .route("/hang", get(|| std::future::pending::<&'static str>()))
+            .route("/hang", get(std::future::pending::<&'static str>))
             .route("/contain", get(move || async move { Html(contain) }))
             .route("/page/{n}", get(script_page))
             .route(
