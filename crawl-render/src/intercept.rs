@@ -7,15 +7,16 @@ use chromiumoxide::cdp::browser_protocol::network::ResourceType;
 use crawl_core::net::RequestGate;
 use url::{Host, Url};
 
-/// Injected before any page script in every frame: WebSockets, server-sent events, WebRTC,
-/// shared workers and service workers are not paused by the Fetch domain, so the page does not
-/// get them at all.
+/// Injected before any page script in every frame: WebSockets, server-sent events, WebRTC and
+/// WebTransport are not paused by the Fetch domain, and workers (dedicated, shared, service)
+/// run where this script cannot reach (a worker's WebSocket reached its listener in tests), so
+/// the page does not get any of them.
 pub(crate) const STUB_SCRIPT: &str = r#"(() => {
   const refuse = function () {
     throw new DOMException('blocked by kb-crawl', 'SecurityError');
   };
   for (const name of ['WebSocket', 'EventSource', 'RTCPeerConnection',
-                      'webkitRTCPeerConnection', 'SharedWorker', 'WebTransport']) {
+                      'webkitRTCPeerConnection', 'Worker', 'SharedWorker', 'WebTransport']) {
     try {
       Object.defineProperty(window, name, { value: refuse, writable: false, configurable: false });
     } catch (e) {}

@@ -36,12 +36,15 @@ const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// other schemes, images, fonts and media are refused.
 ///
 /// # What stays possible
-/// WebSockets, server-sent events and WebRTC are invisible to Fetch: a script injected before
-/// any page script removes them from every frame, and a tab that still opens a WebSocket is
-/// closed at once (the handshake may already have been sent). Dedicated workers keep running;
-/// their requests are paused like the page's, but a worker can still open a WebSocket. `data:`
-/// frames are not requests and load (their own requests are paused). Host names are resolved
-/// by the gate and again by Chromium, so a DNS answer that changes in between is not caught.
+/// WebSockets, server-sent events, WebRTC and WebTransport are invisible to Fetch, and workers
+/// run where no injected script reaches: a script injected before any page script replaces
+/// `WebSocket`, `EventSource`, `RTCPeerConnection`, `WebTransport`, `Worker` and
+/// `SharedWorker` with throwing stubs and hides `navigator.serviceWorker` in every frame
+/// (pages that need workers to show content lose that content); `about:blank` and `data:`
+/// frames get the stubs too. A tab that still opens a WebSocket (none did in the tests) is
+/// closed at once, but the handshake may already have been sent. `data:` frames are not requests and
+/// load (their own requests are paused). Host names are resolved by the gate and again by
+/// Chromium, so a DNS answer that changes in between is not caught.
 ///
 /// Call [`shutdown`](Renderer::shutdown) when done; dropping the renderer also kills the
 /// browser.
