@@ -323,3 +323,28 @@ impl fmt::Display for ChromeRenderer {
         write!(f, "ChromeRenderer({})", self.exe.display())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_browser_is_unsupported_and_names_the_path() {
+        let config = ChromeConfig::default().with_executable("/nonexistent/kb-crawl-chrome");
+        let err = ChromeRenderer::new(config).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unsupported);
+        assert_eq!(err.backend(), Some(BACKEND));
+        assert!(
+            err.to_string().contains("/nonexistent/kb-crawl-chrome"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn capabilities_say_browser() {
+        if let Ok(r) = ChromeRenderer::new(ChromeConfig::default()) {
+            assert_eq!(r.capabilities(), Capabilities::BROWSER);
+            assert!(r.to_string().starts_with("ChromeRenderer("));
+        }
+    }
+}
