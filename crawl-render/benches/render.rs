@@ -46,11 +46,14 @@ async fn run() {
             .expect("warm-up render");
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(0));
+        let peak_pss = Arc::new(AtomicU64::new(0));
         let sampler = {
-            let (stop, peak) = (Arc::clone(&stop), Arc::clone(&peak));
+            let (stop, peak, peak_pss) =
+                (Arc::clone(&stop), Arc::clone(&peak), Arc::clone(&peak_pss));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    peak.fetch_max(tree_kib("VmRSS"), Ordering::Relaxed);
+                    peak.fetch_max(tree_kib("status", "VmRSS"), Ordering::Relaxed);
+                    peak_pss.fetch_max(tree_kib("smaps_rollup", "Pss:"), Ordering::Relaxed);
                     std::thread::sleep(Duration::from_millis(50));
                 }
             })
@@ -66,14 +69,16 @@ async fn run() {
             .count()
             .await;
         let elapsed = started.elapsed();
-        let hwm = tree_kib("VmHWM");
+        let hwm = tree_kib("status", "VmHWM");
         stop.store(true, Ordering::Relaxed);
         let _ = sampler.join();
         println!(
-            "tabs={tabs}: {ok}/{PAGES} pages in {:.2} s = {:.1} pages/s; peak RSS of process tree \
-             (sampled) {:.0} MiB, sum of VmHWM {:.0} MiB",
+            "tabs={tabs}: {ok}/{PAGES} pages in {:.2} s = {:.1} pages/s; process tree (this \
+             process + Chromium), sampled every 50 ms: peak PSS {:.0} MiB, peak summed RSS {:.0} \
+             MiB (counts shared pages once per process); sum of VmHWM {:.0} MiB",
             elapsed.as_secs_f64(),
             f64::from(PAGES) / elapsed.as_secs_f64(),
+            peak_pss.load(Ordering::Relaxed) as f64 / 1024.0,
             peak.load(Ordering::Relaxed) as f64 / 1024.0,
             hwm as f64 / 1024.0,
         );
@@ -81,8 +86,8 @@ async fn run() {
     }
 }
 
-/// Sum of a `/proc/<pid>/status` field (in KiB) over this process and all its descendants.
-fn tree_kib(field: &str) -> u64 {
+/// Sum of a `/proc/<pid>/<file>` field (in KiB) over this process and all its descendants.
+fn tree_kib(file: &str, field: &str) -> u64 {
     let me = std::process::id();
     let mut parent: HashMap<u32, u32> = HashMap::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
@@ -118,12 +123,12 @@ fn tree_kib(field: &str) -> u64 {
         .filter(|&p| in_tree(p))
         .collect::<std::collections::HashSet<_>>()
         .into_iter()
-        .map(|pid| status_kib(pid, field))
+        .map(|pid| proc_kib(pid, file, field))
         .sum()
 }
 
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+fn proc_kib(pid: u32, file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/{file}"))
         .ok()
         .and_then(|s| {
             s.lines()
