@@ -14,3 +14,7 @@ pub use crawl_aws as aws;
 /// The job API: an axum router for crawl jobs per assistant, runners and ingestors.
 #[cfg(feature = "api")]
 pub use crawl_api as api;
+
+/// The headless-Chromium renderer (crate `crawl-render`).
+#[cfg(feature = "render-chrome")]
+pub use crawl_render as render;

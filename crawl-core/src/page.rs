@@ -144,6 +144,31 @@ pub struct RenderRequest {
     pub gate: crate::net::RequestGate,
 }
 
+impl RenderRequest {
+    /// A render of `url` under `gate`, with the default 30 s deadline and
+    /// [`WaitStrategy::NetworkIdle`].
+    pub fn new(url: Url, gate: crate::net::RequestGate) -> Self {
+        RenderRequest {
+            url,
+            deadline: Duration::from_secs(30),
+            wait: WaitStrategy::NetworkIdle,
+            gate,
+        }
+    }
+
+    /// Sets the deadline for the whole render.
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Sets when the page counts as settled.
+    pub fn with_wait(mut self, wait: WaitStrategy) -> Self {
+        self.wait = wait;
+        self
+    }
+}
+
 /// What a renderer returns.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

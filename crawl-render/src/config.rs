@@ -1,0 +1,66 @@
+//! Renderer settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Settings of a [`ChromeRenderer`](crate::ChromeRenderer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChromeConfig {
+    /// The Chromium executable. When `None`: the `CHROME` environment variable, then
+    /// `/usr/bin/chromium`, then `chromium`, `chromium-browser`, `google-chrome` on `PATH`.
+    pub executable: Option<PathBuf>,
+    /// Most pages rendered at once (one tab each). The engine sets it to the crawl's
+    /// concurrency.
+    pub max_tabs: usize,
+    /// Refuse images, fonts and media: the DOM does not need them.
+    pub block_media: bool,
+    /// How long the network must stay quiet for [`WaitStrategy::NetworkIdle`](crawl_core::WaitStrategy).
+    pub idle_window: Duration,
+    /// Longest wait for Chromium to start.
+    pub launch_timeout: Duration,
+    /// Longest wait for one DevTools call outside a page's own deadline (open or close a tab).
+    pub call_timeout: Duration,
+    /// More command-line flags for Chromium.
+    pub extra_args: Vec<String>,
+}
+
+impl Default for ChromeConfig {
+    fn default() -> Self {
+        ChromeConfig {
+            executable: None,
+            max_tabs: 4,
+            block_media: true,
+            idle_window: Duration::from_millis(500),
+            launch_timeout: Duration::from_secs(20),
+            call_timeout: Duration::from_secs(10),
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+impl ChromeConfig {
+    /// Uses this Chromium executable.
+    pub fn with_executable(mut self, path: impl Into<PathBuf>) -> Self {
+        self.executable = Some(path.into());
+        self
+    }
+
+    /// Sets the number of tabs (at least 1).
+    pub fn with_max_tabs(mut self, max_tabs: usize) -> Self {
+        self.max_tabs = max_tabs.max(1);
+        self
+    }
+
+    /// Whether images, fonts and media are refused.
+    pub fn with_block_media(mut self, block: bool) -> Self {
+        self.block_media = block;
+        self
+    }
+
+    /// Sets the quiet period of the network-idle wait.
+    pub fn with_idle_window(mut self, window: Duration) -> Self {
+        self.idle_window = window;
+        self
+    }
+}
