@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use kb_crawl::store::{FsSink, RedbStore};
-use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus};
+use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus, RenderMode};
 use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
@@ -47,9 +47,30 @@ struct Args {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// When to use headless Chromium: never, always, or auto (only pages that need
+    /// JavaScript). always/auto need the `render-chrome` feature and Debian's chromium.
+    #[arg(long, value_enum, default_value_t = Render::Never)]
+    render: Render,
     /// Resume an interrupted job (same --out); URL and limits come from the job's record.
     #[arg(long, value_name = "JOB_ID")]
     resume: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Render {
+    Never,
+    Always,
+    Auto,
+}
+
+impl From<Render> for RenderMode {
+    fn from(r: Render) -> RenderMode {
+        match r {
+            Render::Never => RenderMode::Never,
+            Render::Always => RenderMode::Always,
+            Render::Auto => RenderMode::Auto,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -91,7 +112,11 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     let state = Arc::new(RedbStore::open(
         args.out.join(".kb-crawl").join("state.redb"),
     )?);
-    let crawler = Crawler::builder().sink(sink).state(state).build()?;
+    let mut builder = Crawler::builder().sink(sink).state(state);
+    if args.render != Render::Never {
+        builder = builder.renderer(renderer(args.concurrency)?);
+    }
+    let crawler = builder.build()?;
     let handle = match &args.resume {
         Some(id) => crawler.resume(&id.parse::<JobId>()?).await?,
         None => {
@@ -100,6 +125,19 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
         }
     };
     report(&args, &crawler, handle).await
+}
+
+#[cfg(feature = "render-chrome")]
+fn renderer(tabs: usize) -> kb_crawl::Result<kb_crawl::DynRenderer> {
+    let config = kb_crawl::render::ChromeConfig::default().with_max_tabs(tabs.max(1));
+    Ok(Arc::new(kb_crawl::render::ChromeRenderer::new(config)?))
+}
+
+#[cfg(not(feature = "render-chrome"))]
+fn renderer(_tabs: usize) -> kb_crawl::Result<kb_crawl::DynRenderer> {
+    Err(kb_crawl::Error::invalid(
+        "render: this build has no browser; rebuild with --features render-chrome",
+    ))
 }
 
 fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
@@ -114,6 +152,7 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .concurrency(args.concurrency)
         .rate(Some(args.rate))
         .allow_private_network(args.allow_private_network)
+        .render(args.render.into())
         .guardrails(guardrails)
         .build()
 }

@@ -78,7 +78,7 @@ impl PageTask {
     ) -> Result<PageResult> {
         let req = &self.record.request;
         let loaded = match req.render {
-            RenderMode::Always => self.render(&entry.url, None).await,
+            RenderMode::Always => self.render(&entry.url, admission).await?,
             RenderMode::Never | RenderMode::Auto => self.fetch(&entry.url, admission).await?,
         };
         let mut page = match loaded {
@@ -91,7 +91,7 @@ impl PageTask {
             if let Some(reason) =
                 crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes)
             {
-                match self.render(&page.url, Some(reason)).await {
+                match self.render(&page.url, admission).await? {
                     Load::Page(p) => {
                         ex = extract(&p.html, &p.url, &req.extract);
                         page = p;
@@ -252,9 +252,9 @@ impl PageTask {
         }
     }
 
-    async fn render(&self, url: &Url, _reason: Option<&str>) -> Load {
+    async fn render(&self, url: &Url, admission: &Admission) -> Result<Load> {
         let Some(renderer) = &self.inner.renderer else {
-            return Load::Skip("render_unavailable".into());
+            return Ok(Load::Skip("render_unavailable".into()));
         };
         let rreq = RenderRequest {
             url: url.clone(),
@@ -262,25 +262,30 @@ impl PageTask {
             wait: WaitStrategy::NetworkIdle,
             gate: self.gate.clone(),
         };
-        match renderer.render(&rreq).await {
-            Ok(p) => {
-                if p.status >= 400 {
-                    return Load::Skip(format!("http_{}", p.status));
-                }
-                let final_url = normalize(&p.final_url).unwrap_or_else(|| url.clone());
-                if !self.gate.scope().contains(&final_url) {
-                    return Load::Skip("redirect_out_of_scope".into());
-                }
-                Load::Page(Loaded {
-                    url: final_url,
-                    html: p.html,
-                    path: FetchPath::Rendered,
-                    x_robots_noindex: false,
-                    x_robots_nofollow: false,
-                })
-            }
-            Err(e) => Load::Skip(e.code().into_owned()),
+        let p = match renderer.render(&rreq).await {
+            Ok(p) => p,
+            Err(e) => return Ok(Load::Skip(e.code().into_owned())),
+        };
+        if p.status >= 400 {
+            return Ok(Load::Skip(format!("http_{}", p.status)));
         }
+        let final_url = normalize(&p.final_url).unwrap_or_else(|| url.clone());
+        if !self.gate.scope().contains(&final_url) {
+            return Ok(Load::Skip("redirect_out_of_scope".into()));
+        }
+        // A server or client redirect in the browser is claimed like an HTTP redirect.
+        if admission.key(&final_url) != admission.key(url)
+            && !admission.claim(url, &final_url).await?
+        {
+            return Ok(Load::Skip("duplicate_redirect".into()));
+        }
+        Ok(Load::Page(Loaded {
+            url: final_url,
+            html: p.html,
+            path: FetchPath::Rendered,
+            x_robots_noindex: false,
+            x_robots_nofollow: false,
+        }))
     }
 }
 
