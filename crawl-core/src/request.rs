@@ -118,6 +118,15 @@ pub struct CrawlRequest {
     pub extract: ExtractOptions,
     /// Assistant that owns the job, when run behind the job API.
     pub assistant_id: Option<String>,
+    /// Probe the site once with a URL that cannot exist; pages identical to its answer are
+    /// skipped as `soft_404` (sites that answer 200 for every path). The probe does not
+    /// count as a page.
+    #[serde(default = "yes")]
+    pub detect_soft_404: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The user agent kb-crawl sends by default; its product token is `kb-crawl`.
@@ -146,6 +155,7 @@ impl CrawlRequest {
             render: RenderMode::Never,
             extract: ExtractOptions::default(),
             assistant_id: None,
+            detect_soft_404: true,
             guardrails: Guardrails::default(),
         }
     }
@@ -174,6 +184,7 @@ impl CrawlRequest {
             render: self.render,
             extract: self.extract.clone(),
             assistant_id: self.assistant_id.clone(),
+            detect_soft_404: self.detect_soft_404,
             guardrails: *guardrails,
         };
         b.build().map(|_| ())
@@ -198,6 +209,7 @@ pub struct CrawlRequestBuilder {
     render: RenderMode,
     extract: ExtractOptions,
     assistant_id: Option<String>,
+    detect_soft_404: bool,
     guardrails: Guardrails,
 }
 
@@ -265,6 +277,11 @@ impl CrawlRequestBuilder {
     /// Owning assistant.
     pub fn assistant_id(mut self, a: Option<String>) -> Self {
         self.assistant_id = a;
+        self
+    }
+    /// Probe for a site that answers 200 for every path (default true).
+    pub fn detect_soft_404(mut self, on: bool) -> Self {
+        self.detect_soft_404 = on;
         self
     }
     /// The limits to validate against (default: depth 5, pages 500).
@@ -354,6 +371,7 @@ impl CrawlRequestBuilder {
             render: self.render,
             extract: self.extract,
             assistant_id: self.assistant_id,
+            detect_soft_404: self.detect_soft_404,
         })
     }
 }

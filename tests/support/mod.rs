@@ -24,6 +24,8 @@ struct Site {
     root: PathBuf,
     port: u16,
     log: Arc<Mutex<Vec<Hit>>>,
+    /// Answer 200 with a "not found" page for missing paths (a soft-404 site).
+    soft404: bool,
 }
 
 /// A running fixture server.
@@ -39,7 +41,17 @@ impl Fixture {
         Self::serve(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/site")).await
     }
 
+    /// Serves `tests/fixtures/hostile`, answering 200 for missing pages when `soft404`.
+    pub async fn hostile(soft404: bool) -> Fixture {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile");
+        Self::serve_with(root, soft404).await
+    }
+
     pub async fn serve(root: PathBuf) -> Fixture {
+        Self::serve_with(root, false).await
+    }
+
+    async fn serve_with(root: PathBuf, soft404: bool) -> Fixture {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -47,6 +59,7 @@ impl Fixture {
             root,
             port: addr.port(),
             log: Arc::clone(&log),
+            soft404,
         };
         let app = Router::new().fallback(handle).with_state(site);
         let task = tokio::spawn(async move {
@@ -108,6 +121,10 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
         "/loop" => return redirect(StatusCode::FOUND, "/loop2"),
         "/loop2" => return redirect(StatusCode::FOUND, "/loop"),
         "/a" | "/b" | "/c" => return redirect(StatusCode::MOVED_PERMANENTLY, &format!("{path}/")),
+        "/binary.html" => {
+            let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
+            return ([(header::CONTENT_TYPE, "text/html")], png.to_vec()).into_response();
+        }
         _ => {}
     }
     let rel = path.trim_start_matches('/');
@@ -119,12 +136,17 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
         file = file.join("index.html");
     }
     let Ok(bytes) = tokio::fs::read(&file).await else {
-        return (
-            StatusCode::NOT_FOUND,
-            [(header::CONTENT_TYPE, "text/html")],
-            "<h1>Not found</h1>",
-        )
-            .into_response();
+        let status = if site.soft404 {
+            StatusCode::OK
+        } else {
+            StatusCode::NOT_FOUND
+        };
+        let page = format!(
+            "<html><head><title>Not found</title></head><body><main><h1>Sorry</h1>\
+             <p>We looked everywhere but the page {path} is not here. Try the search box or \
+             go back to the home page of this site.</p></main></body></html>"
+        );
+        return (status, [(header::CONTENT_TYPE, "text/html")], page).into_response();
     };
     let ct = match file.extension().and_then(|e| e.to_str()) {
         Some("pdf") => "application/pdf",

@@ -38,6 +38,9 @@ pub(super) struct PageTask {
     record: JobRecord,
     fetcher: DynFetcher,
     gate: RequestGate,
+    /// Fingerprint of what the site answers for a path that cannot exist, when it answers
+    /// 200 (a soft-404 site).
+    soft404: Option<u64>,
 }
 
 /// A page's HTML and where it came from.
@@ -60,12 +63,14 @@ impl PageTask {
         record: JobRecord,
         fetcher: DynFetcher,
         gate: RequestGate,
+        soft404: Option<u64>,
     ) -> Self {
         PageTask {
             inner,
             record,
             fetcher,
             gate,
+            soft404,
         }
     }
 
@@ -100,6 +105,9 @@ impl PageTask {
                     Load::Skip(code) => return PageResult::skipped(code),
                 }
             }
+        }
+        if entry.depth > 0 && self.soft404.is_some() && self.soft404 == Some(page_fingerprint(&ex.markdown, &page.url)) {
+            return PageResult::skipped("soft_404");
         }
         let nofollow = ex.meta_robots.nofollow || page.x_robots_nofollow;
         if let Some(canonical) = self.canonical_duplicate(&ex, &page.url, admission).await? {
@@ -287,6 +295,47 @@ impl PageTask {
             x_robots_nofollow: false,
         }))
     }
+}
+
+/// A fingerprint of a page's markdown that ignores the page's own URL and path (soft-404
+/// pages often repeat the path that was asked for).
+fn page_fingerprint(markdown: &str, url: &Url) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let text = markdown.replace(url.as_str(), "").replace(url.path(), "");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for w in text.split_whitespace() {
+        w.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Asks the site for a path that cannot exist. When it answers 200 with HTML (a soft-404
+/// site), returns the answer's fingerprint so pages identical to it are skipped.
+pub(super) async fn probe_soft_404(
+    fetcher: &dyn crate::Fetcher,
+    record: &JobRecord,
+    gate: &RequestGate,
+) -> Option<u64> {
+    let root = &record.request.url;
+    let probe = root
+        .join(&format!("/kb-crawl-probe-{:016x}-not-found", rand::random::<u64>()))
+        .ok()?;
+    gate.check(&probe).ok()?;
+    fetcher.check(&probe, Some(&record.id)).await.ok()?;
+    let resp = fetcher
+        .fetch(&FetchRequest::page(probe.clone()).with_job(&record.id))
+        .await
+        .ok()?;
+    if resp.status != 200 || resp.body.is_empty() || crate::http::is_binary(&resp.body) {
+        return None;
+    }
+    let html = decode_html(&resp.body, resp.header("content-type"));
+    let ex = extract(&html, &probe, &record.request.extract);
+    if ex.markdown.trim().is_empty() {
+        return None;
+    }
+    tracing::info!(job = %record.id, "the site answers 200 for missing pages; soft-404 detection on");
+    Some(page_fingerprint(&ex.markdown, &probe))
 }
 
 fn is_html_type(ct: &str) -> bool {

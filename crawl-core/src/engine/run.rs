@@ -116,11 +116,17 @@ impl JobRun {
             }
         }
 
+        let soft404 = if req.detect_soft_404 {
+            super::page::probe_soft_404(&*self.fetcher, &self.record, &gate).await
+        } else {
+            None
+        };
         let task = Arc::new(PageTask::new(
             Arc::clone(&self.inner),
             self.record.clone(),
             Arc::clone(&self.fetcher),
             gate,
+            soft404,
         ));
         let mut set: JoinSet<(FrontierEntry, Result<PageResult>)> = JoinSet::new();
         let concurrency = req.concurrency.max(1);

@@ -3,5 +3,5 @@
 mod normalize;
 mod scope;
 
-pub use normalize::{dedup_key, normalize, resolve_link, trap_reason};
+pub use normalize::{dedup_key, normalize, resolve_link, trap_reason, trap_reason_at};
 pub use scope::Scope;

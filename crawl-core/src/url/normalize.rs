@@ -156,8 +156,14 @@ pub fn dedup_key(url: &Url, fold_www: bool) -> String {
 }
 
 /// Why a URL looks like a crawler trap, if it does: over-long URLs, too many path segments,
-/// a path segment repeated three times or more.
+/// a path segment repeated three times or more, a huge query, or an endless calendar (a URL
+/// about dates whose year is more than 5 years back or 2 years ahead of now).
 pub fn trap_reason(url: &Url) -> Option<&'static str> {
+    trap_reason_at(url, time::OffsetDateTime::now_utc().year())
+}
+
+/// [`trap_reason`] with the current year given.
+pub fn trap_reason_at(url: &Url, this_year: i32) -> Option<&'static str> {
     if url.as_str().len() > 2048 {
         return Some("trap_url_too_long");
     }
@@ -176,7 +182,39 @@ pub fn trap_reason(url: &Url) -> Option<&'static str> {
     {
         return Some("trap_query_too_long");
     }
+    if is_calendar_trap(url, this_year) {
+        return Some("trap_calendar");
+    }
     None
+}
+
+/// A date-browsing URL (calendar, events, archive by date) far from today: the kind of link
+/// an endless "next month" / "previous month" chain produces.
+fn is_calendar_trap(url: &Url, this_year: i32) -> bool {
+    let text = format!("{}?{}", url.path(), url.query().unwrap_or("")).to_ascii_lowercase();
+    const MARKERS: &[&str] = &["calendar", "date", "month", "year", "day", "event", "agenda"];
+    if !MARKERS.iter().any(|m| text.contains(m)) {
+        return false;
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i - start == 4 {
+                let year: i32 = text[start..i].parse().unwrap_or(0);
+                if (1000..3000).contains(&year) && (year < this_year - 5 || year > this_year + 2) {
+                    return true;
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -247,6 +285,13 @@ mod tests {
             Some("trap_url_too_long")
         );
         assert_eq!(t("https://e.com/docs/intro/"), None);
+        let c = |s: &str| trap_reason_at(&Url::parse(s).unwrap(), 2026);
+        assert_eq!(c("https://e.com/calendar/2031/05"), Some("trap_calendar"));
+        assert_eq!(c("https://e.com/events?month=3&year=1987"), Some("trap_calendar"));
+        assert_eq!(c("https://e.com/calendar/2026/11"), None);
+        assert_eq!(c("https://e.com/events?date=2027-01-15"), None);
+        // Old years outside date-browsing URLs are ordinary pages (archives, history).
+        assert_eq!(c("https://e.com/history/1987/founding"), None);
     }
 
     #[test]
