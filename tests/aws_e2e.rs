@@ -91,7 +91,7 @@ async fn aws_backends_store_the_same_documents_as_the_filesystem() {
     jobs.create_table_if_missing().await.unwrap();
     let s3: DynSink = Arc::new(s3);
     let aws = Crawler::builder()
-        .sink(Arc::clone(&s3))
+        .sink(Arc::clone(&s3) as _)
         .dedup(Arc::new(dedup))
         .jobs(Arc::new(jobs))
         .build()
@@ -99,7 +99,10 @@ async fn aws_backends_store_the_same_documents_as_the_filesystem() {
 
     let dir = tempfile::tempdir().unwrap();
     let fs: DynSink = Arc::new(FsSink::new(dir.path()).unwrap());
-    let local = Crawler::builder().sink(Arc::clone(&fs)).build().unwrap();
+    let local = Crawler::builder()
+        .sink(Arc::clone(&fs) as _)
+        .build()
+        .unwrap();
 
     // Concurrency 1 for both, so colliding titles get the same keys in both runs.
     let job = JobId::new();

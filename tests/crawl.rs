@@ -244,11 +244,11 @@ async fn every_fetch_and_write_goes_through_the_traits() {
         inner: http,
         calls: Mutex::default(),
     });
-    let stacked = kb_crawl::politeness::stack(rec_fetcher.clone(), &req);
+    let stacked = kb_crawl::politeness::stack(Arc::clone(&rec_fetcher) as _, &req);
     let sink = Arc::new(kb_crawl::memory::MemorySink::new());
     let crawler = Crawler::builder()
         .fetcher(stacked)
-        .sink(sink.clone())
+        .sink(Arc::clone(&sink) as _)
         .build()
         .unwrap();
     let rec = crawler.run(req).await.unwrap();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use kb_crawl::memory::MemorySink;
 use kb_crawl::{
-    CrawlRequest, Crawler, Document, Error, ErrorKind, Guardrails, JobId, JobStatus, Result,
-    Sink, StoredDoc,
+    CrawlRequest, Crawler, Document, Error, ErrorKind, Guardrails, JobId, JobStatus, Result, Sink,
+    StoredDoc,
 };
 use support::Fixture;
 
@@ -31,7 +31,10 @@ fn request(fx: &Fixture) -> CrawlRequest {
 async fn redirect_loops_binary_bodies_and_calendars_end_with_reasons() {
     let fx = Fixture::hostile(false).await;
     let sink = Arc::new(MemorySink::new());
-    let crawler = Crawler::builder().sink(sink.clone()).build().unwrap();
+    let crawler = Crawler::builder()
+        .sink(Arc::clone(&sink) as _)
+        .build()
+        .unwrap();
     let rec = crawler.run(request(&fx)).await.unwrap();
     assert_eq!(rec.status, JobStatus::Completed, "{:?}", rec.failure);
     let p = &rec.progress;
@@ -42,7 +45,11 @@ async fn redirect_loops_binary_bodies_and_calendars_end_with_reasons() {
     assert_eq!(p.excluded.get("trap_calendar"), Some(&2), "{p:?}");
     assert_eq!(p.stored, 2, "{p:?}");
     // The loop was followed at most 10 hops, then given up.
-    let loops = fx.page_hits().iter().filter(|h| h.starts_with("/loop")).count();
+    let loops = fx
+        .page_hits()
+        .iter()
+        .filter(|h| h.starts_with("/loop"))
+        .count();
     assert!(loops <= 11, "{loops} loop requests");
 }
 
@@ -50,7 +57,10 @@ async fn redirect_loops_binary_bodies_and_calendars_end_with_reasons() {
 async fn a_site_that_answers_200_for_everything_gets_soft_404_skips() {
     let fx = Fixture::hostile(true).await;
     let sink = Arc::new(MemorySink::new());
-    let crawler = Crawler::builder().sink(sink.clone()).build().unwrap();
+    let crawler = Crawler::builder()
+        .sink(Arc::clone(&sink) as _)
+        .build()
+        .unwrap();
     let rec = crawler.run(request(&fx)).await.unwrap();
     assert_eq!(rec.status, JobStatus::Completed);
     let p = &rec.progress;
@@ -58,7 +68,10 @@ async fn a_site_that_answers_200_for_everything_gets_soft_404_skips() {
     assert_eq!(p.skipped.get("http_404"), None, "{p:?}");
     assert_eq!(p.stored, 2, "{p:?}");
     let docs = sink.list(&rec.id).await.unwrap();
-    assert!(docs.iter().all(|d| !d.url.path().contains("gone")), "{docs:?}");
+    assert!(
+        docs.iter().all(|d| !d.url.path().contains("gone")),
+        "{docs:?}"
+    );
 }
 
 /// A sink over MemorySink that fails some puts.
@@ -86,7 +99,10 @@ impl Sink for Flaky {
         if n <= self.transient_first {
             return Err(Error::new(ErrorKind::Storage, "disk busy").with_temporary(true));
         }
-        if self.permanent_after.is_some_and(|k| self.ok.load(Ordering::SeqCst) >= k) {
+        if self
+            .permanent_after
+            .is_some_and(|k| self.ok.load(Ordering::SeqCst) >= k)
+        {
             return Err(Error::new(ErrorKind::Storage, "disk full").with_temporary(false));
         }
         let r = self.inner.put(doc).await?;
@@ -121,27 +137,43 @@ fn flaky(transient_first: usize, permanent_after: Option<usize>) -> Arc<Flaky> {
 async fn a_transient_sink_failure_is_retried() {
     let fx = Fixture::site().await;
     let sink = flaky(2, None);
-    let crawler = Crawler::builder().sink(sink.clone()).build().unwrap();
+    let crawler = Crawler::builder()
+        .sink(Arc::clone(&sink) as _)
+        .build()
+        .unwrap();
     let mut req = request(&fx);
     req.url = url::Url::parse(&fx.url("/")).unwrap();
     req.concurrency = 1;
     let rec = crawler.run(req).await.unwrap();
     assert_eq!(rec.status, JobStatus::Completed, "{:?}", rec.failure);
     assert!(rec.progress.stored >= 10);
-    assert_eq!(sink.inner.list(&rec.id).await.unwrap().len() as u64, rec.progress.stored);
+    assert_eq!(
+        sink.inner.list(&rec.id).await.unwrap().len() as u64,
+        rec.progress.stored
+    );
 }
 
 #[tokio::test]
 async fn a_permanent_sink_failure_fails_the_job_and_keeps_earlier_documents() {
     let fx = Fixture::site().await;
     let sink = flaky(0, Some(3));
-    let crawler = Crawler::builder().sink(sink.clone()).build().unwrap();
+    let crawler = Crawler::builder()
+        .sink(Arc::clone(&sink) as _)
+        .build()
+        .unwrap();
     let mut req = request(&fx);
     req.url = url::Url::parse(&fx.url("/")).unwrap();
     req.concurrency = 1;
     let rec = crawler.run(req).await.unwrap();
     assert_eq!(rec.status, JobStatus::Failed);
     let why = rec.failure.unwrap_or_default();
-    assert!(why.contains("disk full") && why.contains("storage"), "{why}");
-    assert_eq!(sink.inner.list(&rec.id).await.unwrap().len(), 3, "earlier documents lost");
+    assert!(
+        why.contains("disk full") && why.contains("storage"),
+        "{why}"
+    );
+    assert_eq!(
+        sink.inner.list(&rec.id).await.unwrap().len(),
+        3,
+        "earlier documents lost"
+    );
 }

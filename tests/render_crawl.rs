@@ -56,8 +56,8 @@ async fn auto_mode_renders_script_pages_and_follows_their_links() {
     let fx = Fixture::site().await;
     let sink = Arc::new(MemorySink::new());
     let crawler = Crawler::builder()
-        .sink(sink.clone())
-        .renderer(r.clone())
+        .sink(Arc::clone(&sink) as _)
+        .renderer(Arc::clone(&r) as _)
         .build()
         .unwrap();
     let rec = crawler
@@ -86,8 +86,8 @@ async fn auto_mode_on_a_plain_site_launches_no_browser() {
     let fx = Fixture::site().await;
     let sink = Arc::new(MemorySink::new());
     let crawler = Crawler::builder()
-        .sink(sink.clone())
-        .renderer(r.clone())
+        .sink(Arc::clone(&sink) as _)
+        .renderer(Arc::clone(&r) as _)
         .build()
         .unwrap();
     let rec = crawler
@@ -109,8 +109,8 @@ async fn a_browser_killed_mid_crawl_is_replaced_and_every_page_stored_once() {
     let fx = Fixture::site().await;
     let sink = Arc::new(MemorySink::new());
     let crawler = Crawler::builder()
-        .sink(sink.clone())
-        .renderer(r.clone())
+        .sink(Arc::clone(&sink) as _)
+        .renderer(Arc::clone(&r) as _)
         .build()
         .unwrap();
     let mut req = request(&fx, "/", 2, RenderMode::Always);
@@ -118,8 +118,8 @@ async fn a_browser_killed_mid_crawl_is_replaced_and_every_page_stored_once() {
     let handle = crawler.start(req).await.unwrap();
     let job = handle.id().clone();
     let killer = {
-        let r = r.clone();
-        let sink = sink.clone();
+        let r = Arc::clone(&r);
+        let sink = Arc::clone(&sink);
         let job = job.clone();
         tokio::spawn(async move {
             for _ in 0..600 {

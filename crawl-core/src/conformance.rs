@@ -571,11 +571,11 @@ mod tests {
             Arc::new(MemoryDedup::new()),
             Arc::new(MemoryJobStore::new()),
         );
-        let l = crate::traits::ComposedLedger::new(f.clone(), d, j.clone());
+        let l = crate::traits::ComposedLedger::new(Arc::clone(&f) as _, d, Arc::clone(&j) as _);
         ledger_admit_and_finish(&l, &*j, &*f).await;
         let clock = Arc::new(ManualClock::new(OffsetDateTime::now_utc()));
         let ttl = Duration::from_secs(24 * 3600);
-        let d = MemoryDedup::with_clock(ttl, clock.clone());
+        let d = MemoryDedup::with_clock(ttl, Arc::clone(&clock) as _);
         dedup_ttl_window(&d, &clock, ttl).await;
     }
 }

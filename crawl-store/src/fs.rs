@@ -309,6 +309,20 @@ impl Sink for FsSink {
 }
 
 #[cfg(test)]
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            if e.path().is_dir() {
+                out.extend(walk(&e.path()));
+            }
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -425,18 +439,4 @@ mod tests {
             "{names:?}"
         );
     }
-}
-
-#[cfg(test)]
-fn walk(p: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(p) {
-        for e in rd.flatten() {
-            if e.path().is_dir() {
-                out.extend(walk(&e.path()));
-            }
-            out.push(e.path());
-        }
-    }
-    out
 }

@@ -134,7 +134,7 @@ mod tests {
     async fn moka_dedup_passes_the_conformance_suite() {
         crawl_core::conformance::dedup_suite(Arc::new(MokaDedup::new())).await;
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
-        let d = MokaDedup::with_clock(DEFAULT_DEDUP_TTL, clock.clone());
+        let d = MokaDedup::with_clock(DEFAULT_DEDUP_TTL, Arc::clone(&clock) as _);
         crawl_core::conformance::dedup_ttl_window(&d, &clock, DEFAULT_DEDUP_TTL).await;
     }
 }

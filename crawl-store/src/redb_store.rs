@@ -620,15 +620,15 @@ mod tests {
     async fn redb_store_passes_the_conformance_suite() {
         let dir = tempfile::tempdir().unwrap();
         let s = Arc::new(RedbStore::open(dir.path().join("state.redb")).unwrap());
-        conformance::frontier_suite(s.clone()).await;
-        conformance::dedup_suite(s.clone()).await;
-        conformance::jobs_suite(s.clone()).await;
+        conformance::frontier_suite(Arc::clone(&s) as _).await;
+        conformance::dedup_suite(Arc::clone(&s) as _).await;
+        conformance::jobs_suite(Arc::clone(&s) as _).await;
         conformance::ledger_admit_and_finish(&*s, &*s, &*s).await;
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
         let d = RedbStore::open_with_clock(
             dir.path().join("ttl.redb"),
             DEFAULT_DEDUP_TTL,
-            clock.clone(),
+            Arc::clone(&clock) as _,
         )
         .unwrap();
         conformance::dedup_ttl_window(&d, &clock, DEFAULT_DEDUP_TTL).await;

@@ -106,7 +106,10 @@ impl PageTask {
                 }
             }
         }
-        if entry.depth > 0 && self.soft404.is_some() && self.soft404 == Some(page_fingerprint(&ex.markdown, &page.url)) {
+        if entry.depth > 0
+            && self.soft404.is_some()
+            && self.soft404 == Some(page_fingerprint(&ex.markdown, &page.url))
+        {
             return PageResult::skipped("soft_404");
         }
         let nofollow = ex.meta_robots.nofollow || page.x_robots_nofollow;
@@ -318,7 +321,10 @@ pub(super) async fn probe_soft_404(
 ) -> Option<u64> {
     let root = &record.request.url;
     let probe = root
-        .join(&format!("/kb-crawl-probe-{:016x}-not-found", rand::random::<u64>()))
+        .join(&format!(
+            "/kb-crawl-probe-{:016x}-not-found",
+            rand::random::<u64>()
+        ))
         .ok()?;
     gate.check(&probe).ok()?;
     fetcher.check(&probe, Some(&record.id)).await.ok()?;

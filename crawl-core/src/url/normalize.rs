@@ -192,7 +192,9 @@ pub fn trap_reason_at(url: &Url, this_year: i32) -> Option<&'static str> {
 /// an endless "next month" / "previous month" chain produces.
 fn is_calendar_trap(url: &Url, this_year: i32) -> bool {
     let text = format!("{}?{}", url.path(), url.query().unwrap_or("")).to_ascii_lowercase();
-    const MARKERS: &[&str] = &["calendar", "date", "month", "year", "day", "event", "agenda"];
+    const MARKERS: &[&str] = &[
+        "calendar", "date", "month", "year", "day", "event", "agenda",
+    ];
     if !MARKERS.iter().any(|m| text.contains(m)) {
         return false;
     }
@@ -287,7 +289,10 @@ mod tests {
         assert_eq!(t("https://e.com/docs/intro/"), None);
         let c = |s: &str| trap_reason_at(&Url::parse(s).unwrap(), 2026);
         assert_eq!(c("https://e.com/calendar/2031/05"), Some("trap_calendar"));
-        assert_eq!(c("https://e.com/events?month=3&year=1987"), Some("trap_calendar"));
+        assert_eq!(
+            c("https://e.com/events?month=3&year=1987"),
+            Some("trap_calendar")
+        );
         assert_eq!(c("https://e.com/calendar/2026/11"), None);
         assert_eq!(c("https://e.com/events?date=2027-01-15"), None);
         // Old years outside date-browsing URLs are ordinary pages (archives, history).
