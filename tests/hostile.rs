@@ -43,6 +43,9 @@ async fn redirect_loops_binary_bodies_and_calendars_end_with_reasons() {
     assert_eq!(p.skipped.get("not_html"), Some(&1), "{p:?}");
     assert_eq!(p.skipped.get("http_404"), Some(&1), "{p:?}");
     assert_eq!(p.excluded.get("trap_calendar"), Some(&2), "{p:?}");
+    // Redirects to the metadata address, in any spelling, are refused even though this
+    // crawl allows private networks (it crawls 127.0.0.1).
+    assert_eq!(p.skipped.get("network_policy"), Some(&2), "{p:?}");
     assert_eq!(p.stored, 2, "{p:?}");
     // The loop was followed at most 10 hops, then given up.
     let loops = fx
@@ -176,4 +179,26 @@ async fn a_permanent_sink_failure_fails_the_job_and_keeps_earlier_documents() {
         3,
         "earlier documents lost"
     );
+}
+
+#[tokio::test]
+async fn an_unreachable_robots_txt_fails_the_job_instead_of_completing_empty() {
+    use axum::http::StatusCode;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .route("/robots.txt", axum::routing::get(|| async { StatusCode::SERVICE_UNAVAILABLE }))
+        .fallback(|| async { axum::response::Html("<main><h1>Hi</h1><p>Some page text.</p></main>") });
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let req = CrawlRequest::builder(format!("http://{addr}/"))
+        .rate(None)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let rec = Crawler::builder().build().unwrap().run(req).await.unwrap();
+    server.abort();
+    assert_eq!(rec.status, JobStatus::Failed);
+    assert_eq!(rec.failure.as_deref(), Some("robots_unreachable"));
+    assert_eq!(rec.progress.pages_total, 0);
 }

@@ -119,6 +119,11 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
             )
         }
         "/loop" => return redirect(StatusCode::FOUND, "/loop2"),
+        "/to-metadata" => {
+            return redirect(StatusCode::FOUND, "http://169.254.169.254/latest/meta-data/")
+        }
+        // 169.254.169.254 spelled as one decimal number.
+        "/to-decimal" => return redirect(StatusCode::FOUND, "http://2852039166/"),
         "/loop2" => return redirect(StatusCode::FOUND, "/loop"),
         "/a" | "/b" | "/c" => return redirect(StatusCode::MOVED_PERMANENTLY, &format!("{path}/")),
         "/binary.html" => {
