@@ -9,7 +9,10 @@ fn every_catalogue_case_names_an_existing_test() {
     let doc = std::fs::read_to_string(root.join("docs/reliability.md")).unwrap();
     let mut checked = 0;
     let mut missing = Vec::new();
-    for line in doc.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| ---")) {
+    for line in doc
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| ---"))
+    {
         let cells: Vec<&str> = line.split(" | ").collect();
         if cells.len() < 3 || cells[0] == "| Case" {
             continue;
@@ -30,6 +33,12 @@ fn every_catalogue_case_names_an_existing_test() {
             checked += 1;
         }
     }
-    assert!(missing.is_empty(), "the catalogue names tests that do not exist: {missing:#?}");
-    assert!(checked > 80, "only {checked} references found: is the table format intact?");
+    assert!(
+        missing.is_empty(),
+        "the catalogue names tests that do not exist: {missing:#?}"
+    );
+    assert!(
+        checked > 80,
+        "only {checked} references found: is the table format intact?"
+    );
 }

@@ -187,8 +187,13 @@ async fn an_unreachable_robots_txt_fails_the_job_instead_of_completing_empty() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = axum::Router::new()
-        .route("/robots.txt", axum::routing::get(|| async { StatusCode::SERVICE_UNAVAILABLE }))
-        .fallback(|| async { axum::response::Html("<main><h1>Hi</h1><p>Some page text.</p></main>") });
+        .route(
+            "/robots.txt",
+            axum::routing::get(|| async { StatusCode::SERVICE_UNAVAILABLE }),
+        )
+        .fallback(|| async {
+            axum::response::Html("<main><h1>Hi</h1><p>Some page text.</p></main>")
+        });
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let req = CrawlRequest::builder(format!("http://{addr}/"))
         .rate(None)

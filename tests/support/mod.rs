@@ -120,7 +120,10 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
         }
         "/loop" => return redirect(StatusCode::FOUND, "/loop2"),
         "/to-metadata" => {
-            return redirect(StatusCode::FOUND, "http://169.254.169.254/latest/meta-data/")
+            return redirect(
+                StatusCode::FOUND,
+                "http://169.254.169.254/latest/meta-data/",
+            )
         }
         // 169.254.169.254 spelled as one decimal number.
         "/to-decimal" => return redirect(StatusCode::FOUND, "http://2852039166/"),

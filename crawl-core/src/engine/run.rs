@@ -98,28 +98,10 @@ impl JobRun {
         ));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
-        if resume {
-            self.inner.frontier.requeue_leased(id).await.map_err(fail)?;
-        } else {
-            let root = normalize(&req.url)
-                .ok_or_else(|| Stop::Failed("root URL is not http(s)".into()))?;
-            gate.check(&root).map_err(fail)?;
-            match admission.admit_root(&root).await {
-                Ok(()) => {}
-                Err(e) if e.kind() == ErrorKind::RobotsUnreachable => {
-                    return Err(Stop::Failed("robots_unreachable".into()))
-                }
-                Err(e) if e.kind() == ErrorKind::PolicyRefused => {
-                    return Err(Stop::Failed(format!("network_policy: {}", e.message())))
-                }
-                Err(e) => return Err(fail(e)),
-            }
-        }
-
-        let soft404 = if req.detect_soft_404 {
-            super::page::probe_soft_404(&*self.fetcher, &self.record, &gate).await
-        } else {
-            None
+        // Seeding and the soft-404 probe make requests too: a cancel must not wait for them.
+        let soft404 = tokio::select! {
+            r = self.prepare(resume, &admission, &gate) => r?,
+            () = self.cancel.cancelled() => return Err(Stop::Cancelled),
         };
         let task = Arc::new(PageTask::new(
             Arc::clone(&self.inner),
@@ -181,6 +163,41 @@ impl JobRun {
                 }
             }
         }
+    }
+
+    /// Queues the root (or re-queues a crashed run's leased pages) and probes for soft 404s.
+    async fn prepare(
+        &self,
+        resume: bool,
+        admission: &Admission,
+        gate: &RequestGate,
+    ) -> std::result::Result<Option<u64>, Stop> {
+        let req = &self.record.request;
+        let id = &self.record.id;
+        let fail = |e: Error| Stop::Failed(e.to_string());
+        if resume {
+            self.inner.frontier.requeue_leased(id).await.map_err(fail)?;
+        } else {
+            let root = normalize(&req.url)
+                .ok_or_else(|| Stop::Failed("root URL is not http(s)".into()))?;
+            gate.check(&root).map_err(fail)?;
+            match admission.admit_root(&root).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::RobotsUnreachable => {
+                    return Err(Stop::Failed("robots_unreachable".into()))
+                }
+                Err(e) if e.kind() == ErrorKind::PolicyRefused => {
+                    return Err(Stop::Failed(format!("network_policy: {}", e.message())))
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        }
+
+        Ok(if req.detect_soft_404 {
+            super::page::probe_soft_404(&*self.fetcher, &self.record, gate).await
+        } else {
+            None
+        })
     }
 
     async fn finalise(&self) -> Result<()> {
