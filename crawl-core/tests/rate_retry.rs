@@ -123,6 +123,29 @@ async fn rate_limit_is_per_host() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn pace_takes_a_slot_like_fetch_for_pages_the_browser_loads() {
+    let inner = Scripted::new(Vec::new());
+    let l = RateLimitLayer::new(
+        Arc::clone(&inner) as Arc<dyn Fetcher>,
+        Some(Duration::from_secs(2)),
+    );
+    let u = Url::parse("http://a.example.test/page").unwrap();
+    let start = Instant::now();
+    l.fetch(&FetchRequest::page(u.clone())).await.unwrap();
+    l.pace(&u, None).await.unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_secs(2),
+        "pace did not wait"
+    );
+    l.fetch(&FetchRequest::page(u)).await.unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_secs(4),
+        "pace did not take the slot"
+    );
+    assert_eq!(inner.calls(), 2, "pace must not fetch");
+}
+
 /// A site with a robots.txt carrying `Crawl-delay: {delay}`.
 async fn delayed_site(delay: &'static str) -> Fixture {
     Fixture::start(move |hit, _| {

@@ -267,6 +267,10 @@ impl PageTask {
         let Some(renderer) = &self.inner.renderer else {
             return Ok(Load::Skip("render_unavailable".into()));
         };
+        // The browser's page load counts against the host's rate like a fetch.
+        if let Err(e) = self.fetcher.pace(url, Some(&self.record.id)).await {
+            return Ok(Load::Skip(e.code().into_owned()));
+        }
         let rreq = RenderRequest {
             url: url.clone(),
             deadline: self.inner.render_deadline,

@@ -281,6 +281,11 @@ impl Fetcher for HttpFetcher {
             .check_url(url)
             .map_err(|e| e.with_backend(BACKEND))
     }
+
+    async fn pace(&self, url: &url::Url, job: Option<&crate::JobId>) -> Result<()> {
+        let _ = (url, job);
+        Ok(())
+    }
 }
 
 /// `text/html` and `application/xhtml+xml` (parameters and case ignored).

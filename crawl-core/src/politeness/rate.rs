@@ -88,6 +88,20 @@ impl RateLimitLayer {
         }
     }
 
+    /// Waits for the host's next slot and takes it.
+    async fn wait_turn(&self, url: &Url, job: Option<&JobId>) {
+        // The start is recorded even when no interval applies yet: the robots.txt fetch
+        // runs before its Crawl-delay is known, and the first page must still wait for it.
+        let slot = self.slot(url);
+        let mut last = slot.lock().await;
+        // Read after queueing: a Crawl-delay published meanwhile applies.
+        let interval = self.interval_for(url, job);
+        if let (Some(prev), Some(interval)) = (*last, interval) {
+            tokio::time::sleep_until(prev + interval).await;
+        }
+        *last = Some(Instant::now());
+    }
+
     fn slot(&self, url: &Url) -> Arc<tokio::sync::Mutex<Option<Instant>>> {
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut m = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
@@ -99,18 +113,13 @@ impl RateLimitLayer {
 #[deny(clippy::missing_trait_methods)]
 impl Fetcher for RateLimitLayer {
     async fn fetch(&self, req: &FetchRequest) -> Result<FetchResponse> {
-        // The start is recorded even when no interval applies yet: the robots.txt fetch
-        // runs before its Crawl-delay is known, and the first page must still wait for it.
-        let slot = self.slot(&req.url);
-        let mut last = slot.lock().await;
-        // Read after queueing: a Crawl-delay published meanwhile applies.
-        let interval = self.interval_for(&req.url, req.job.as_ref());
-        if let (Some(prev), Some(interval)) = (*last, interval) {
-            tokio::time::sleep_until(prev + interval).await;
-        }
-        *last = Some(Instant::now());
-        drop(last);
+        self.wait_turn(&req.url, req.job.as_ref()).await;
         self.inner.fetch(req).await
+    }
+
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        self.wait_turn(url, job).await;
+        self.inner.pace(url, job).await
     }
 
     async fn check(&self, url: &Url, job: Option<&JobId>) -> Result<()> {

@@ -154,6 +154,10 @@ impl Fetcher for RetryLayer {
     async fn check(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
         self.inner.check(url, job).await
     }
+
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        self.inner.pace(url, job).await
+    }
 }
 
 /// Parses a `Retry-After` value: delay seconds or an HTTP date (a date in the past means

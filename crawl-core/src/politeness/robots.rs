@@ -253,4 +253,8 @@ impl Fetcher for RobotsLayer {
             }
         }
     }
+
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        self.inner.pace(url, job).await
+    }
 }

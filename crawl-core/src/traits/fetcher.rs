@@ -20,6 +20,8 @@ use crate::page::{FetchRequest, FetchResponse};
 ///   set; HTTP statuses are not errors.
 /// - `check` answers whether `url` may be fetched at all (robots.txt, network policy) without
 ///   fetching the page itself; wrappers forward it to what they wrap.
+/// - `pace` waits as a `fetch` of `url` would before it starts (rate limits), then returns;
+///   wrappers forward it.
 #[async_trait]
 pub trait Fetcher: Debug + Display + Send + Sync + 'static {
     /// Fetches `req.url` once.
@@ -27,6 +29,14 @@ pub trait Fetcher: Debug + Display + Send + Sync + 'static {
 
     /// Whether `url` may be fetched (robots.txt, policy). The default allows everything.
     async fn check(&self, url: &Url, job: Option<&crate::JobId>) -> Result<()> {
+        let _ = (url, job);
+        Ok(())
+    }
+
+    /// Waits until a request to `url`'s host may start, as `fetch` would, without fetching:
+    /// the engine calls it before a page is loaded by another path (the browser), so
+    /// politeness holds for rendered pages too. The default does not wait.
+    async fn pace(&self, url: &Url, job: Option<&crate::JobId>) -> Result<()> {
         let _ = (url, job);
         Ok(())
     }
@@ -42,5 +52,8 @@ impl<T: Fetcher + ?Sized> Fetcher for Arc<T> {
     }
     async fn check(&self, url: &Url, job: Option<&crate::JobId>) -> Result<()> {
         (**self).check(url, job).await
+    }
+    async fn pace(&self, url: &Url, job: Option<&crate::JobId>) -> Result<()> {
+        (**self).pace(url, job).await
     }
 }
