@@ -15,8 +15,7 @@ use std::sync::Arc;
 use clap::Parser;
 use kb_crawl::api::ingest::ChunkIngestor;
 use kb_crawl::api::{ui, ApiState, InProcessRunner};
-use kb_crawl::memory::MemoryJobStore;
-use kb_crawl::store::{FsSink, MokaDedup};
+use kb_crawl::store::{FsSink, RedbStore};
 use kb_crawl::{Crawler, DynIngestor, DynSink};
 
 /// The assistant the page works for.
@@ -57,14 +56,22 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let sink: DynSink = Arc::new(FsSink::new(&args.data)?);
     let ingestor: DynIngestor = Arc::new(ChunkIngestor::new(Arc::clone(&sink)));
+    // Durable crawl state beside the documents: jobs survive a restart and resume.
+    let state_db = Arc::new(RedbStore::open(
+        args.data.join(".kb-crawl").join("state.redb"),
+    )?);
     let crawler = Crawler::builder()
         .sink(sink)
-        .dedup(Arc::new(MokaDedup::new()))
-        .jobs(Arc::new(MemoryJobStore::new()))
+        .state(state_db)
         .ingestor(Arc::clone(&ingestor))
         .build()?;
-    let state = ApiState::in_process(InProcessRunner::new(crawler), ingestor)
-        .allow_private_network(args.allow_private_network);
+    let runner = InProcessRunner::new(crawler);
+    let resumed = runner.resume_interrupted().await?;
+    if !resumed.is_empty() {
+        eprintln!("resumed {} interrupted crawl(s)", resumed.len());
+    }
+    let state =
+        ApiState::in_process(runner, ingestor).allow_private_network(args.allow_private_network);
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     eprintln!(
         "Website Sources: http://{}/ (assistant {ASSISTANT}); documents in {}",

@@ -5,7 +5,7 @@ use std::fmt::{self, Debug, Display};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use crawl_core::{CrawlRequest, Crawler, Error, ErrorKind, JobId, Result};
+use crawl_core::{CrawlRequest, Crawler, Error, ErrorKind, JobHandle, JobId, Result};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -63,23 +63,9 @@ impl InProcessRunner {
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Running>>> {
         lock(&self.running)
     }
-}
 
-fn lock(m: &RunningMap) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Running>>> {
-    m.lock()
-        .map_err(|_| Error::new(ErrorKind::Internal, "runner lock poisoned"))
-}
-
-impl Display for InProcessRunner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "InProcessRunner({})", self.crawler.jobs())
-    }
-}
-
-#[async_trait]
-impl Runner for InProcessRunner {
-    async fn start(&self, request: CrawlRequest) -> Result<JobId> {
-        let handle = self.crawler.start(request).await?;
+    /// Keeps a started job's handle so `cancel` can stop it and wait for its end.
+    fn track(&self, handle: JobHandle) -> Result<JobId> {
         let id = handle.id().clone();
         let (tx, rx) = watch::channel(false);
         self.lock()?.insert(
@@ -101,6 +87,43 @@ impl Runner for InProcessRunner {
             let _ = tx.send(true);
         });
         Ok(id)
+    }
+
+    /// Resumes every job the job store still holds as RUNNING but this runner does not run:
+    /// the jobs of a process that stopped or crashed. Call it once at start-up; with a durable
+    /// job store, frontier and dedup store (crawl-store's `RedbStore`) each resumed job ends
+    /// with every page stored exactly once. Returns the resumed ids.
+    pub async fn resume_interrupted(&self) -> Result<Vec<JobId>> {
+        let mut resumed = Vec::new();
+        for record in self.crawler.jobs().list(None).await? {
+            if record.status.is_final() || self.lock()?.contains_key(&record.id) {
+                continue;
+            }
+            match self.crawler.resume(&record.id).await {
+                Ok(handle) => resumed.push(self.track(handle)?),
+                Err(e) => tracing::warn!(job = %record.id, error = %e, "cannot resume job"),
+            }
+        }
+        Ok(resumed)
+    }
+}
+
+fn lock(m: &RunningMap) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Running>>> {
+    m.lock()
+        .map_err(|_| Error::new(ErrorKind::Internal, "runner lock poisoned"))
+}
+
+impl Display for InProcessRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "InProcessRunner({})", self.crawler.jobs())
+    }
+}
+
+#[async_trait]
+impl Runner for InProcessRunner {
+    async fn start(&self, request: CrawlRequest) -> Result<JobId> {
+        let handle = self.crawler.start(request).await?;
+        self.track(handle)
     }
 
     async fn cancel(&self, job: &JobId) -> Result<()> {
