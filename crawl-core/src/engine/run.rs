@@ -7,13 +7,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::admit::Admission;
-use super::page::{PageResult, PageTask};
+use super::context::{request_gate, PageContext};
+use super::page::{process_page, PageResult};
 use super::Inner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
-use crate::net::{NetworkPolicy, RequestGate};
 use crate::traits::{DynFetcher, FrontierEntry};
-use crate::url::{normalize, Scope};
+use crate::url::normalize;
 
 pub(super) struct JobRun {
     inner: Arc<Inner>,
@@ -83,19 +83,19 @@ impl JobRun {
     async fn crawl(&self, resume: bool) -> std::result::Result<(), Stop> {
         let req = &self.record.request;
         let id = &self.record.id;
-        let scope = Arc::new(Scope::of(req));
-        let policy = if req.allow_private_network {
-            NetworkPolicy::allow_private()
-        } else {
-            NetworkPolicy::public_only()
-        };
-        let gate = RequestGate::new(scope, policy);
-        let admission = Arc::new(Admission::new(
-            Arc::clone(&self.inner),
-            self.record.clone(),
+        let gate = request_gate(req);
+        let ctx = PageContext::new(
+            id.clone(),
+            req.clone(),
             Arc::clone(&self.fetcher),
-            gate.clone(),
-        ));
+            Arc::clone(&self.inner.sink),
+            Arc::clone(&self.inner.dedup),
+            Arc::clone(&self.inner.clock),
+        )
+        .with_renderer(self.inner.renderer.clone())
+        .with_render_deadline(self.inner.render_deadline);
+        let ctx = Arc::new(ctx);
+        let admission = Arc::new(Admission::new(Arc::clone(&self.inner), (*ctx).clone()));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
         if resume {
@@ -116,12 +116,6 @@ impl JobRun {
             }
         }
 
-        let task = Arc::new(PageTask::new(
-            Arc::clone(&self.inner),
-            self.record.clone(),
-            Arc::clone(&self.fetcher),
-            gate,
-        ));
         let mut set: JoinSet<(FrontierEntry, Result<PageResult>)> = JoinSet::new();
         let concurrency = req.concurrency.max(1);
         loop {
@@ -133,10 +127,16 @@ impl JobRun {
             while set.len() < concurrency {
                 match self.inner.frontier.pop(id).await.map_err(fail)? {
                     Some(entry) => {
-                        let task = Arc::clone(&task);
+                        let ctx = Arc::clone(&ctx);
                         let admission = Arc::clone(&admission);
                         set.spawn(async move {
-                            let r = task.process(&entry, &admission).await;
+                            let r = match process_page(&ctx, &entry).await {
+                                Ok(r) => admission
+                                    .admit_links(&r.links, entry.depth + 1)
+                                    .await
+                                    .map(|()| r),
+                                Err(e) => Err(e),
+                            };
                             (entry, r)
                         });
                     }
