@@ -230,3 +230,56 @@ async fn an_unreachable_robots_txt_fails_the_job_through_mark_failed() {
     let invoked = h.faults.lock().unwrap().invoked.clone();
     assert_eq!(invoked.last().map(String::as_str), Some("mark-failed"));
 }
+
+/// A site whose home page links to 5,000 pages that link nowhere.
+fn wide_site() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kbc-wide-{}", &JobId::new().as_str()[4..]));
+    std::fs::create_dir_all(dir.join("p")).unwrap();
+    let page = |title: &str, body: &str| {
+        format!(
+            "<!doctype html><html lang=\"en\"><head><title>{title}</title></head><body><main>\
+             <h1>{title}</h1><p>This page is called {title}; it has enough words to count as \
+             real content for the extractor, which keeps paragraphs like this.</p>{body}\
+             </main></body></html>"
+        )
+    };
+    let links: String = (0..5000)
+        .map(|i| format!("<a href=\"/p/{i}.html\">page {i}</a> "))
+        .collect();
+    std::fs::write(dir.join("index.html"), page("Wide Home", &links)).unwrap();
+    for i in 0..5000 {
+        std::fs::write(
+            dir.join(format!("p/{i}.html")),
+            page(&format!("Leaf {i}"), ""),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_page_with_5000_links_and_a_level_without_links() {
+    if !services_available() {
+        return;
+    }
+    let dir = wide_site();
+    let fx = Fixture::serve(dir.clone()).await;
+    let h = Harness::start().await;
+    // 5,000 links on the root: they travel through S3, never through the state payload;
+    // level 1 has no links at all, and the plan step ends the crawl without a runtime error.
+    let req = request(&fx, 3, 12);
+    let (status, rec) = run(&h, &req).await;
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    assert_eq!(rec.status, JobStatus::Completed);
+    assert_eq!(rec.progress.pages_total, 12);
+    assert_eq!(rec.progress.pages_processed, 12);
+    assert_eq!(rec.progress.stored, 12);
+    assert_eq!(rec.progress.excluded.get("max_pages"), Some(&(5000 - 11)));
+    let invoked = h.faults.lock().unwrap().invoked.clone();
+    assert_eq!(
+        invoked.iter().filter(|n| *n == "plan").count(),
+        2,
+        "{invoked:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
