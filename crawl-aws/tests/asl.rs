@@ -144,3 +144,27 @@ fn shape_distributed_map_from_s3_choice_without_wildcards_and_catches() {
         }
     }
 }
+
+#[test]
+fn the_cloudformation_template_embeds_the_same_definition() {
+    let compact = serde_json::to_string(&state_machine(&SfnOptions::default())).unwrap();
+    let tpl = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/template.yaml"),
+    )
+    .unwrap();
+    assert!(
+        tpl.contains(&format!("Definition: {compact}\n")),
+        "deploy/template.yaml's Definition differs from the generated state machine"
+    );
+    for sub in [
+        "InitFunctionArn",
+        "ScrapeFunctionArn",
+        "PlanFunctionArn",
+        "FinaliseFunctionArn",
+        "MarkFailedFunctionArn",
+    ] {
+        assert!(compact.contains(&format!("${{{sub}}}")));
+        assert!(tpl.contains(&format!("{sub}: !GetAtt")), "{sub}");
+    }
+    assert!(tpl.contains("ReservedConcurrentExecutions: 50"));
+}

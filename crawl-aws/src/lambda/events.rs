@@ -11,6 +11,10 @@ pub struct InitEvent {
     /// The job's id (a fresh one when absent).
     #[serde(default)]
     pub job_id: Option<JobId>,
+    /// The owning assistant (the API Gateway trigger sets it from the path); overrides the
+    /// request's `assistantId`.
+    #[serde(default)]
+    pub assistant_id: Option<String>,
     /// What to crawl.
     pub request: CrawlRequest,
 }
@@ -20,6 +24,7 @@ impl InitEvent {
     pub fn new(job_id: JobId, request: CrawlRequest) -> Self {
         InitEvent {
             job_id: Some(job_id),
+            assistant_id: None,
             request,
         }
     }

@@ -91,7 +91,11 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
     if let Some(items) = get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(0)).await? {
         return level_state(svc, &job, 0, items.len());
     }
-    let record = JobRecord::new(job.clone(), ev.request, svc.clock.now());
+    let mut request = ev.request;
+    if let Some(a) = ev.assistant_id.filter(|a| !a.is_empty()) {
+        request.assistant_id = Some(a);
+    }
+    let record = JobRecord::new(job.clone(), request, svc.clock.now());
     match crawl_core::JobStore::create(&*svc.jobs, &record).await {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::Conflict => {}

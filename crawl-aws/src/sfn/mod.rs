@@ -7,6 +7,19 @@
 
 mod asl;
 mod errors;
+#[cfg(feature = "aws-sfn-runner")]
+mod runner;
+
+#[cfg(feature = "aws-sfn-runner")]
+pub use runner::StepFunctionsRunner;
+
+/// The execution input for `request` as job `job`: `{"job_id": ..., "request": {...}}`.
+pub fn execution_input(
+    job: &crawl_core::JobId,
+    request: &crawl_core::CrawlRequest,
+) -> serde_json::Value {
+    serde_json::json!({ "job_id": job, "request": request })
+}
 
 pub use asl::{state_machine, states, SfnOptions, MAX_CONCURRENCY};
 pub use errors::{
