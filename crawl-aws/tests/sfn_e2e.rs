@@ -81,9 +81,8 @@ async fn embedded(req: &CrawlRequest) -> (JobRecord, BTreeMap<String, String>) {
     (rec, docs)
 }
 
-/// Creates the state machine, runs one execution to its end; returns its status and the
-/// job record.
-async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
+/// Creates the generated state machine; returns its ARN.
+async fn create_state_machine(h: &Harness) -> String {
     let opts = SfnOptions::default()
         .with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-");
     let def = state_machine(&opts).to_string();
@@ -98,12 +97,19 @@ async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
             }),
         )
         .await;
+    sm["stateMachineArn"].as_str().unwrap().to_owned()
+}
+
+/// Creates the state machine, runs one execution to its end; returns its status and the
+/// job record.
+async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
+    let sm = create_state_machine(h).await;
     let job = JobId::new();
     let input = serde_json::to_string(&InitEvent::new(job.clone(), req.clone())).unwrap();
     let ex = h
         .sfn(
             "StartExecution",
-            json!({ "stateMachineArn": sm["stateMachineArn"], "input": input }),
+            json!({ "stateMachineArn": sm, "name": job.as_str(), "input": input }),
         )
         .await;
     let mut status = String::new();
@@ -282,4 +288,49 @@ async fn a_page_with_5000_links_and_a_level_without_links() {
         "{invoked:?}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn step_functions_runner_starts_and_cancels_jobs() {
+    use crawl_api::Runner;
+    use crawl_aws::sfn::StepFunctionsRunner;
+    if !services_available() {
+        return;
+    }
+    let fx = site().await;
+    let h = Harness::start().await;
+    let sm = create_state_machine(&h).await;
+    let runner = StepFunctionsRunner::new(sm, Arc::clone(&h.svc.jobs), Some(h.moto_url.clone()))
+        .await
+        .unwrap()
+        .with_guardrails(Guardrails::lifted());
+    let mut req = request(&fx, 2, 100);
+    req.assistant_id = Some("asst-1".into());
+    let job = runner.start(req.clone()).await.unwrap();
+    let first = h
+        .svc
+        .jobs
+        .get(&job)
+        .await
+        .unwrap()
+        .expect("record exists once start returns");
+    assert_eq!(first.assistant_id.as_deref(), Some("asst-1"));
+    let mut rec = first;
+    for _ in 0..600 {
+        rec = h.svc.jobs.get(&job).await.unwrap().unwrap();
+        if rec.status.is_final() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+    assert_eq!(rec.progress.pages_processed, rec.progress.pages_total);
+    assert!(rec.progress.stored > 5);
+
+    let job = runner.start(req).await.unwrap();
+    runner.cancel(&job).await.unwrap();
+    runner.cancel(&job).await.unwrap();
+    let rec = h.svc.jobs.get(&job).await.unwrap().unwrap();
+    assert_eq!(rec.status, JobStatus::Failed);
+    assert_eq!(rec.failure.as_deref(), Some("cancelled"));
 }
