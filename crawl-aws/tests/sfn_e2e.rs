@@ -165,7 +165,24 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
         emb_docs.keys().collect::<Vec<_>>()
     );
     assert_eq!(docs, emb_docs);
-    let invoked = h.faults.lock().unwrap().invoked.clone();
+    let (invoked, durations) = {
+        let f = h.faults.lock().unwrap();
+        (f.invoked.clone(), f.durations.clone())
+    };
+    for name in ["init", "scrape", "plan", "finalise"] {
+        let d: Vec<f64> = durations
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, d)| d.as_secs_f64() * 1000.0)
+            .collect();
+        // Figures for crawl-aws/docs/cost.md (not asserted).
+        println!(
+            "MEASURED: {name}: {} runs, mean {:.1} ms, max {:.1} ms",
+            d.len(),
+            d.iter().sum::<f64>() / d.len().max(1) as f64,
+            d.iter().copied().fold(0.0, f64::max)
+        );
+    }
     assert_eq!(invoked.first().map(String::as_str), Some("init"));
     assert_eq!(invoked.last().map(String::as_str), Some("finalise"));
 }

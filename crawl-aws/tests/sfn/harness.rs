@@ -28,6 +28,8 @@ pub struct Faults {
     pub failing_paths: Vec<String>,
     /// Handler names invoked, in order.
     pub invoked: Vec<String>,
+    /// Wall time of each handler run, by handler name.
+    pub durations: Vec<(String, Duration)>,
 }
 
 #[derive(Clone)]
@@ -230,7 +232,14 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
         if dup {
             let _ = dispatch(&st.svc, &handler, event.clone()).await;
         }
-        return match dispatch(&st.svc, &handler, event).await {
+        let t0 = std::time::Instant::now();
+        let result = dispatch(&st.svc, &handler, event).await;
+        st.faults
+            .lock()
+            .unwrap()
+            .durations
+            .push((handler.clone(), t0.elapsed()));
+        return match result {
             Ok(v) => Response::new(Body::from(serde_json::to_vec(&v).unwrap())),
             Err(e) => lambda_error(&e),
         };
