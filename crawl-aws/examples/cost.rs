@@ -49,8 +49,8 @@ impl Model {
         let lambda = pages * self.page_seconds() * gb * LAMBDA_GB_S
             + (pages * PLAN_MS_PER_PAGE + FIXED_MS) / 1000.0 * 0.5 * LAMBDA_GB_S
             + (pages + levels + 2.0) * LAMBDA_REQ;
-        let sfn = (pages * TRANSITIONS_PER_PAGE + levels * TRANSITIONS_PER_LEVEL + 4.0)
-            * SFN_TRANSITION;
+        let sfn =
+            (pages * TRANSITIONS_PER_PAGE + levels * TRANSITIONS_PER_LEVEL + 4.0) * SFN_TRANSITION;
         let s3 = pages * (S3_PUTS_PER_PAGE * S3_PUT + S3_GETS_PER_PAGE * S3_GET);
         let ddb = pages * (DDB_WRITES_PER_PAGE * DDB_WRITE + DDB_READS_PER_PAGE * DDB_READ);
         (lambda, sfn, s3, ddb, lambda + sfn + s3 + ddb)

@@ -55,8 +55,10 @@ fn request(fx: &Fixture, depth: u32, pages: u32) -> CrawlRequest {
         .unwrap()
 }
 
-/// key (without the job id) → file bytes without the `fetched_at` and `depth` lines (see
-/// the redirect note in the first test for why depth may differ).
+/// page URL → file bytes without the `fetched_at` and `depth` lines (see the redirect note
+/// in the first test for why depth may differ). Keyed by URL, not by storage key: when two
+/// pages share a title, the one written first gets the plain key, and serverless pages of a
+/// level are written in parallel.
 async fn documents(sink: &dyn Sink, job: &JobId) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for d in sink.list(job).await.unwrap() {
@@ -67,7 +69,7 @@ async fn documents(sink: &dyn Sink, job: &JobId) -> BTreeMap<String, String> {
             .filter(|l| !l.starts_with("fetched_at: ") && !l.starts_with("depth: "))
             .map(|l| format!("{l}\n"))
             .collect();
-        out.insert(d.key.trim_start_matches(job.as_str()).to_owned(), text);
+        out.insert(d.url.to_string(), text);
     }
     out
 }
@@ -165,6 +167,7 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
         emb_docs.keys().collect::<Vec<_>>()
     );
     assert_eq!(docs, emb_docs);
+
     let (invoked, durations) = {
         let f = h.faults.lock().unwrap();
         (f.invoked.clone(), f.durations.clone())

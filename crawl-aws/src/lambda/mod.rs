@@ -1,7 +1,7 @@
 //! The Lambda handlers of the serverless crawl (feature `aws-lambda`), run by the state
 //! machine of [`crate::sfn`]: [`init`], [`scrape`], [`plan`], [`finalise`],
 //! [`mark_failed`]. Each is a plain async function over [`Services`] returning a
-//! [`HandlerError`](crate::sfn::HandlerError) with a fixed `errorType` on failure;
+//! `HandlerError` ([`crate::sfn::HandlerError`]) with a fixed `errorType` on failure;
 //! [`dispatch`] runs one by name on a JSON event (what the `kb-crawl-lambda` binary does).
 
 mod events;
