@@ -41,6 +41,10 @@ assert s["pagesProcessed"] == s["pagesTotal"] > 5, s
 assert s["stored"] > 5, s
 print("demo crawl:", s["stored"], "documents,", s["pagesProcessed"], "/", s["pagesTotal"], "pages")
 PY
+if [[ -f scripts/lint-deploy.sh ]]; then
+  step "serverless deployment: cfn-lint and asl-validator"
+  bash scripts/lint-deploy.sh
+fi
 if [[ -f scripts/check-default-deps.sh ]]; then
   step "default features pull no AWS SDK or Chromium client"
   bash scripts/check-default-deps.sh

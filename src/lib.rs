@@ -7,8 +7,14 @@ pub use crawl_core::*;
 pub use crawl_store as store;
 
 /// AWS backends (`S3Sink`, `DynamoDedup`, `DynamoJobStore`), behind the `aws`, `aws-s3` and
-/// `aws-dynamodb` features.
-#[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
+/// `aws-dynamodb` features; the serverless state machine and handlers behind `aws-sfn` and
+/// `aws-lambda`.
+#[cfg(any(
+    feature = "aws-s3",
+    feature = "aws-dynamodb",
+    feature = "aws-sfn",
+    feature = "aws-lambda"
+))]
 pub use crawl_aws as aws;
 
 /// The job API: an axum router for crawl jobs per assistant, runners and ingestors.

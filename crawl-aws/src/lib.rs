@@ -3,6 +3,8 @@
 //! - [`S3Sink`] (feature `aws-s3`): documents and manifest in an S3 bucket.
 //! - [`DynamoDedup`] and [`DynamoJobStore`] (feature `aws-dynamodb`): URL dedup with a TTL
 //!   window, and job records with exact page budgets, in DynamoDB.
+//! - [`lambda`] (feature `aws-lambda`): the handlers of the serverless crawl.
+//! - [`sfn`] (feature `aws-sfn`): the Step Functions state machine of the serverless crawl.
 //!
 //! Every backend is shared across processes ([`crawl_core::Capabilities::SHARED`]), so a
 //! crawl can be spread over many Lambda invocations. Builders take an endpoint override for
@@ -12,8 +14,12 @@
 mod config;
 #[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
 mod error;
+#[cfg(feature = "aws-lambda")]
+pub mod lambda;
 #[cfg(feature = "aws-s3")]
 mod s3;
+#[cfg(feature = "aws-sfn")]
+pub mod sfn;
 
 #[cfg(feature = "aws-s3")]
 pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES};
@@ -21,4 +27,4 @@ pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES};
 mod dynamo;
 
 #[cfg(feature = "aws-dynamodb")]
-pub use dynamo::{DynamoBuilder, DynamoDedup, DynamoJobStore, ASSISTANT_INDEX};
+pub use dynamo::{DynamoBuilder, DynamoDedup, DynamoHostLimiter, DynamoJobStore, ASSISTANT_INDEX};

@@ -85,6 +85,11 @@ impl DynamoDedup {
         }
     }
 
+    /// The SDK client (the host limiter shares the table).
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
     /// The table name.
     pub fn table(&self) -> &str {
         &self.table

@@ -1,10 +1,12 @@
 //! The crawl engine: a cheap-to-clone [`Crawler`] that runs jobs through the traits only.
 
 mod admit;
+mod context;
 mod page;
 mod run;
 
-pub use page::strip_site_template;
+pub use context::{request_gate, PageContext};
+pub use page::{probe_soft_404, process_page, strip_site_template, PageResult};
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,46 +1,43 @@
 //! One page: fetch (following redirects ourselves), decode, extract, render when needed,
-//! store, and admit its links.
+//! and store; the links it found go back to the caller for admission.
+//!
+//! [`process_page`] is engine-independent: the embedded [`Crawler`](super::Crawler) and a
+//! serverless worker run the same code for a page.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use url::Url;
 
-use super::admit::Admission;
-use super::Inner;
+use super::context::PageContext;
 use crate::error::{Error, ErrorKind, Result};
 use crate::extract::{decode_html, extract, Extracted};
-use crate::job::{JobRecord, PageOutcome};
-use crate::net::RequestGate;
+use crate::job::PageOutcome;
 use crate::page::{Document, DocumentMeta, FetchPath, FetchRequest, RenderRequest, WaitStrategy};
 use crate::request::RenderMode;
-use crate::traits::{DynFetcher, FrontierEntry};
+use crate::traits::FrontierEntry;
 use crate::url::normalize;
 
 /// Redirect hops followed for one page.
 pub(super) const MAX_REDIRECTS: usize = 10;
 
-#[derive(Debug)]
-pub(super) struct PageResult {
-    pub(super) outcome: PageOutcome,
+/// How one page ended, and the links to admit at the next depth (empty when the page is
+/// `nofollow`, at `max_depth`, or was skipped before extraction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageResult {
+    /// Stored, or skipped with a reason.
+    pub outcome: PageOutcome,
+    /// Links found on the page (absolute, as extracted), to admit at `depth + 1`.
+    pub links: Vec<Url>,
 }
 
 impl PageResult {
     fn skipped(code: impl Into<String>) -> Result<Self> {
         Ok(PageResult {
             outcome: PageOutcome::Skipped(code.into()),
+            links: Vec::new(),
         })
     }
-}
-
-pub(super) struct PageTask {
-    inner: Arc<Inner>,
-    record: JobRecord,
-    fetcher: DynFetcher,
-    gate: RequestGate,
-    /// Fingerprint of what the site answers for a path that cannot exist, when it answers
-    /// 200 (a soft-404 site).
-    soft404: Option<u64>,
 }
 
 /// A page's HTML and where it came from.
@@ -57,251 +54,230 @@ enum Load {
     Skip(String),
 }
 
-impl PageTask {
-    pub(super) fn new(
-        inner: Arc<Inner>,
-        record: JobRecord,
-        fetcher: DynFetcher,
-        gate: RequestGate,
-        soft404: Option<u64>,
-    ) -> Self {
-        PageTask {
-            inner,
-            record,
-            fetcher,
-            gate,
-            soft404,
-        }
-    }
-
-    /// Processes one admitted page. Errors only when a backend (sink, dedup, job store)
-    /// failed for good; everything about the page itself ends as an outcome.
-    pub(super) async fn process(
-        &self,
-        entry: &FrontierEntry,
-        admission: &Admission,
-    ) -> Result<PageResult> {
-        let req = &self.record.request;
-        let loaded = match req.render {
-            RenderMode::Always => self.render(&entry.url, admission).await?,
-            RenderMode::Never | RenderMode::Auto => self.fetch(&entry.url, admission).await?,
-        };
-        let mut page = match loaded {
-            Load::Page(p) => p,
-            Load::Skip(code) => return PageResult::skipped(code),
-        };
-        let mut ex = extract(&page.html, &page.url, &req.extract);
-        let mut render_reason = None;
-        if req.render == RenderMode::Auto && self.inner.renderer.is_some() {
-            if let Some(reason) =
-                crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes)
-            {
-                match self.render(&page.url, admission).await? {
-                    Load::Page(p) => {
-                        ex = extract(&p.html, &p.url, &req.extract);
-                        page = p;
-                        render_reason = Some(reason.to_owned());
-                    }
-                    Load::Skip(code) => return PageResult::skipped(code),
-                }
-            }
-        }
-        if entry.depth > 0
-            && self.soft404.is_some()
-            && self.soft404 == Some(page_fingerprint(&ex.markdown, &page.url))
+/// Processes one admitted page: redirects (each hop re-checked against scope, policy and
+/// robots.txt, and claimed in the dedup store), status, content-type and binary checks,
+/// `X-Robots-Tag`, extraction, rendering when the mode asks for it, canonical-duplicate
+/// claims, `noindex`, empty content, and the sink write. Errors only when a backend (sink,
+/// dedup) failed for good; everything about the page itself ends as an outcome. Running it
+/// twice for the same entry stores one document (claims and `Sink::put` are idempotent).
+pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<PageResult> {
+    let req = &*ctx.request;
+    let loaded = match req.render {
+        RenderMode::Always => render(ctx, &entry.url).await?,
+        RenderMode::Never | RenderMode::Auto => fetch(ctx, &entry.url).await?,
+    };
+    let mut page = match loaded {
+        Load::Page(p) => p,
+        Load::Skip(code) => return PageResult::skipped(code),
+    };
+    let mut ex = extract(&page.html, &page.url, &req.extract);
+    let mut render_reason = None;
+    if req.render == RenderMode::Auto && ctx.renderer.is_some() {
+        if let Some(reason) = crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes)
         {
-            return PageResult::skipped("soft_404");
+            match render(ctx, &page.url).await? {
+                Load::Page(p) => {
+                    ex = extract(&p.html, &p.url, &req.extract);
+                    page = p;
+                    render_reason = Some(reason.to_owned());
+                }
+                Load::Skip(code) => return PageResult::skipped(code),
+            }
         }
-        let nofollow = ex.meta_robots.nofollow || page.x_robots_nofollow;
-        if let Some(canonical) = self.canonical_duplicate(&ex, &page.url, admission).await? {
-            tracing::debug!(url = %page.url, %canonical, "duplicate of its canonical");
-            return PageResult::skipped("duplicate_canonical");
-        }
-        if !nofollow && entry.depth < req.max_depth {
-            let links: Vec<Url> = ex.links.iter().map(|l| l.url.clone()).collect();
-            admission.admit_links(&links, entry.depth + 1).await?;
-        }
-        if ex.meta_robots.noindex || page.x_robots_noindex {
-            return PageResult::skipped("noindex");
-        }
-        if ex.markdown.trim().is_empty() {
-            return PageResult::skipped("empty_content");
-        }
-        let doc = Document::new(
-            self.record.id.clone(),
-            DocumentMeta {
-                url: page.url.clone(),
-                canonical: ex.canonical.clone(),
-                title: ex.title.clone(),
-                description: ex.description.clone(),
-                language: ex.language.clone(),
-                fetched_at: self.inner.clock.now(),
-                depth: entry.depth,
-                path: page.path,
-                render_reason,
-            },
-            std::mem::take(&mut ex.markdown),
-        );
-        self.store(&doc).await?;
+    }
+    if entry.depth > 0
+        && ctx.soft404.is_some()
+        && ctx.soft404 == Some(page_fingerprint(&ex.markdown, &page.url))
+    {
+        return PageResult::skipped("soft_404");
+    }
+    let nofollow = ex.meta_robots.nofollow || page.x_robots_nofollow;
+    if let Some(canonical) = canonical_duplicate(ctx, &ex, &page.url).await? {
+        tracing::debug!(url = %page.url, %canonical, "duplicate of its canonical");
+        return PageResult::skipped("duplicate_canonical");
+    }
+    let links: Vec<Url> = if !nofollow && entry.depth < req.max_depth {
+        ex.links.iter().map(|l| l.url.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let skip = |code: &str| {
         Ok(PageResult {
-            outcome: PageOutcome::Stored,
+            outcome: PageOutcome::Skipped(code.to_owned()),
+            links: links.clone(),
         })
+    };
+    if ex.meta_robots.noindex || page.x_robots_noindex {
+        return skip("noindex");
     }
-
-    /// The page's canonical URL when it names another in-scope page that the job already
-    /// has (so this page is a duplicate).
-    async fn canonical_duplicate(
-        &self,
-        ex: &Extracted,
-        url: &Url,
-        admission: &Admission,
-    ) -> Result<Option<Url>> {
-        let Some(c) = ex.canonical.as_ref().and_then(normalize) else {
-            return Ok(None);
-        };
-        if admission.key(&c) == admission.key(url) || !self.gate.scope().contains(&c) {
-            return Ok(None);
-        }
-        Ok(if admission.claim(url, &c).await? {
-            None
-        } else {
-            Some(c)
-        })
+    if ex.markdown.trim().is_empty() {
+        return skip("empty_content");
     }
+    let doc = Document::new(
+        ctx.job.clone(),
+        DocumentMeta {
+            url: page.url.clone(),
+            canonical: ex.canonical.clone(),
+            title: ex.title.clone(),
+            description: ex.description.clone(),
+            language: ex.language.clone(),
+            fetched_at: ctx.clock.now(),
+            depth: entry.depth,
+            path: page.path,
+            render_reason,
+        },
+        std::mem::take(&mut ex.markdown),
+    );
+    store(ctx, &doc).await?;
+    Ok(PageResult {
+        outcome: PageOutcome::Stored,
+        links,
+    })
+}
 
-    async fn store(&self, doc: &Document) -> Result<()> {
-        let mut delay = Duration::from_millis(100);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.inner.sink.put(doc).await {
-                Ok(_) => return Ok(()),
-                Err(e) if e.is_temporary() && attempt < 4 => {
-                    tracing::warn!(error = %e, attempt, "sink write failed, retrying");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                }
-                Err(e) => {
-                    return Err(Error::new(
-                        ErrorKind::Storage,
-                        format!("sink {} failed for good: {}", self.inner.sink, e),
-                    )
-                    .with_url(&doc.meta.url)
-                    .with_temporary(false))
-                }
-            }
-        }
+/// The page's canonical URL when it names another in-scope page that the job already has
+/// (so this page is a duplicate).
+async fn canonical_duplicate(ctx: &PageContext, ex: &Extracted, url: &Url) -> Result<Option<Url>> {
+    let Some(c) = ex.canonical.as_ref().and_then(normalize) else {
+        return Ok(None);
+    };
+    if ctx.key(&c) == ctx.key(url) || !ctx.gate.scope().contains(&c) {
+        return Ok(None);
     }
+    Ok(if ctx.claim(url, &c).await? {
+        None
+    } else {
+        Some(c)
+    })
+}
 
-    async fn fetch(&self, start: &Url, admission: &Admission) -> Result<Load> {
-        let req = &self.record.request;
-        let mut url = start.clone();
-        let mut hops = 0;
-        loop {
-            let freq = FetchRequest::page(url.clone()).with_job(&self.record.id);
-            let resp = match self.fetcher.fetch(&freq).await {
-                Ok(r) => r,
-                Err(e) => return Ok(Load::Skip(e.code().into_owned())),
-            };
-            if let Some(next) = resp.redirect_target() {
-                hops += 1;
-                if hops > MAX_REDIRECTS {
-                    return Ok(Load::Skip("too_many_redirects".into()));
-                }
-                let Some(next) = normalize(&next) else {
-                    return Ok(Load::Skip("redirect_not_http".into()));
-                };
-                if let Err(e) = self.gate.check(&next) {
-                    return Ok(Load::Skip(match e.kind() {
-                        ErrorKind::OutOfScope => "redirect_out_of_scope".into(),
-                        _ => e.code().into_owned(),
-                    }));
-                }
-                if let Err(e) = self.fetcher.check(&next, Some(&self.record.id)).await {
-                    return Ok(Load::Skip(e.code().into_owned()));
-                }
-                if admission.key(&next) != admission.key(start)
-                    && !admission.claim(start, &next).await?
-                {
-                    // The target is (or will be) crawled as its own page.
-                    return Ok(Load::Skip("duplicate_redirect".into()));
-                }
-                url = next;
-                continue;
+async fn store(ctx: &PageContext, doc: &Document) -> Result<()> {
+    let mut delay = Duration::from_millis(100);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match ctx.sink.put(doc).await {
+            Ok(_) => return Ok(()),
+            Err(e) if e.is_temporary() && attempt < 4 => {
+                tracing::warn!(error = %e, attempt, "sink write failed, retrying");
+                tokio::time::sleep(delay).await;
+                delay *= 2;
             }
-            if !(200..300).contains(&resp.status) {
-                return Ok(Load::Skip(format!("http_{}", resp.status)));
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorKind::Storage,
+                    format!("sink {} failed for good: {}", ctx.sink, e),
+                )
+                .with_url(&doc.meta.url)
+                .with_temporary(false))
             }
-            let ct = resp.header("content-type").map(str::to_owned);
-            if resp.body.is_empty() {
-                return Ok(Load::Skip(
-                    if ct.as_deref().is_some_and(is_html_type) || ct.is_none() {
-                        "empty_content".into()
-                    } else {
-                        "not_html".into()
-                    },
-                ));
-            }
-            if ct.as_deref().is_some_and(|c| !is_html_type(c)) || crate::http::is_binary(&resp.body)
-            {
-                return Ok(Load::Skip("not_html".into()));
-            }
-            let xr = resp
-                .headers
-                .iter()
-                .filter(|(n, _)| n == "x-robots-tag")
-                .map(|(_, v)| x_robots_applies(v, &req.user_agent))
-                .fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1));
-            let html = decode_html(&resp.body, ct.as_deref());
-            return Ok(Load::Page(Loaded {
-                url,
-                html,
-                path: FetchPath::Http,
-                x_robots_noindex: xr.0,
-                x_robots_nofollow: xr.1,
-            }));
         }
     }
+}
 
-    async fn render(&self, url: &Url, admission: &Admission) -> Result<Load> {
-        let Some(renderer) = &self.inner.renderer else {
-            return Ok(Load::Skip("render_unavailable".into()));
-        };
-        // The browser's page load counts against the host's rate like a fetch.
-        if let Err(e) = self.fetcher.pace(url, Some(&self.record.id)).await {
-            return Ok(Load::Skip(e.code().into_owned()));
-        }
-        let rreq = RenderRequest {
-            url: url.clone(),
-            deadline: self.inner.render_deadline,
-            wait: WaitStrategy::NetworkIdle,
-            gate: self.gate.clone(),
-        };
-        let p = match renderer.render(&rreq).await {
-            Ok(p) => p,
+async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
+    let req = &*ctx.request;
+    let mut url = start.clone();
+    let mut hops = 0;
+    loop {
+        let freq = FetchRequest::page(url.clone()).with_job(&ctx.job);
+        let resp = match ctx.fetcher.fetch(&freq).await {
+            Ok(r) => r,
             Err(e) => return Ok(Load::Skip(e.code().into_owned())),
         };
-        if p.status >= 400 {
-            return Ok(Load::Skip(format!("http_{}", p.status)));
+        if let Some(next) = resp.redirect_target() {
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Ok(Load::Skip("too_many_redirects".into()));
+            }
+            let Some(next) = normalize(&next) else {
+                return Ok(Load::Skip("redirect_not_http".into()));
+            };
+            if let Err(e) = ctx.gate.check(&next) {
+                return Ok(Load::Skip(match e.kind() {
+                    ErrorKind::OutOfScope => "redirect_out_of_scope".into(),
+                    _ => e.code().into_owned(),
+                }));
+            }
+            if let Err(e) = ctx.fetcher.check(&next, Some(&ctx.job)).await {
+                return Ok(Load::Skip(e.code().into_owned()));
+            }
+            if ctx.key(&next) != ctx.key(start) && !ctx.claim(start, &next).await? {
+                // The target is (or will be) crawled as its own page.
+                return Ok(Load::Skip("duplicate_redirect".into()));
+            }
+            url = next;
+            continue;
         }
-        let final_url = normalize(&p.final_url).unwrap_or_else(|| url.clone());
-        if !self.gate.scope().contains(&final_url) {
-            return Ok(Load::Skip("redirect_out_of_scope".into()));
+        if !(200..300).contains(&resp.status) {
+            return Ok(Load::Skip(format!("http_{}", resp.status)));
         }
-        // A server or client redirect in the browser is claimed like an HTTP redirect.
-        if admission.key(&final_url) != admission.key(url)
-            && !admission.claim(url, &final_url).await?
-        {
-            return Ok(Load::Skip("duplicate_redirect".into()));
+        let ct = resp.header("content-type").map(str::to_owned);
+        if resp.body.is_empty() {
+            return Ok(Load::Skip(
+                if ct.as_deref().is_some_and(is_html_type) || ct.is_none() {
+                    "empty_content".into()
+                } else {
+                    "not_html".into()
+                },
+            ));
         }
-        Ok(Load::Page(Loaded {
-            url: final_url,
-            html: p.html,
-            path: FetchPath::Rendered,
-            x_robots_noindex: false,
-            x_robots_nofollow: false,
-        }))
+        if ct.as_deref().is_some_and(|c| !is_html_type(c)) || crate::http::is_binary(&resp.body) {
+            return Ok(Load::Skip("not_html".into()));
+        }
+        let xr = resp
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "x-robots-tag")
+            .map(|(_, v)| x_robots_applies(v, &req.user_agent))
+            .fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1));
+        let html = decode_html(&resp.body, ct.as_deref());
+        return Ok(Load::Page(Loaded {
+            url,
+            html,
+            path: FetchPath::Http,
+            x_robots_noindex: xr.0,
+            x_robots_nofollow: xr.1,
+        }));
     }
+}
+
+async fn render(ctx: &PageContext, url: &Url) -> Result<Load> {
+    let Some(renderer) = &ctx.renderer else {
+        return Ok(Load::Skip("render_unavailable".into()));
+    };
+    // The browser's page load counts against the host's rate like a fetch.
+    if let Err(e) = ctx.fetcher.pace(url, Some(&ctx.job)).await {
+        return Ok(Load::Skip(e.code().into_owned()));
+    }
+    let rreq = RenderRequest {
+        url: url.clone(),
+        deadline: ctx.render_deadline,
+        wait: WaitStrategy::NetworkIdle,
+        gate: ctx.gate.clone(),
+    };
+    let p = match renderer.render(&rreq).await {
+        Ok(p) => p,
+        Err(e) => return Ok(Load::Skip(e.code().into_owned())),
+    };
+    if p.status >= 400 {
+        return Ok(Load::Skip(format!("http_{}", p.status)));
+    }
+    let final_url = normalize(&p.final_url).unwrap_or_else(|| url.clone());
+    if !ctx.gate.scope().contains(&final_url) {
+        return Ok(Load::Skip("redirect_out_of_scope".into()));
+    }
+    // A server or client redirect in the browser is claimed like an HTTP redirect.
+    if ctx.key(&final_url) != ctx.key(url) && !ctx.claim(url, &final_url).await? {
+        return Ok(Load::Skip("duplicate_redirect".into()));
+    }
+    Ok(Load::Page(Loaded {
+        url: final_url,
+        html: p.html,
+        path: FetchPath::Rendered,
+        x_robots_noindex: false,
+        x_robots_nofollow: false,
+    }))
 }
 
 /// A fingerprint of a page's markdown that ignores the page's own URL and path (soft-404
@@ -317,34 +293,33 @@ fn page_fingerprint(markdown: &str, url: &Url) -> u64 {
 }
 
 /// Asks the site for a path that cannot exist. When it answers 200 with HTML (a soft-404
-/// site), returns the answer's fingerprint so pages identical to it are skipped.
-pub(super) async fn probe_soft_404(
-    fetcher: &dyn crate::Fetcher,
-    record: &JobRecord,
-    gate: &RequestGate,
-) -> Option<u64> {
-    let root = &record.request.url;
-    let probe = root
+/// site), returns the answer's fingerprint for [`PageContext::with_soft404`]. The probe
+/// goes through the fetcher (robots.txt, rate limit) and does not count as a page.
+pub async fn probe_soft_404(ctx: &PageContext) -> Option<u64> {
+    let probe = ctx
+        .request
+        .url
         .join(&format!(
             "/kb-crawl-probe-{:016x}-not-found",
             rand::random::<u64>()
         ))
         .ok()?;
-    gate.check(&probe).ok()?;
-    fetcher.check(&probe, Some(&record.id)).await.ok()?;
-    let resp = fetcher
-        .fetch(&FetchRequest::page(probe.clone()).with_job(&record.id))
+    ctx.gate.check(&probe).ok()?;
+    ctx.fetcher.check(&probe, Some(&ctx.job)).await.ok()?;
+    let resp = ctx
+        .fetcher
+        .fetch(&FetchRequest::page(probe.clone()).with_job(&ctx.job))
         .await
         .ok()?;
     if resp.status != 200 || resp.body.is_empty() || crate::http::is_binary(&resp.body) {
         return None;
     }
     let html = decode_html(&resp.body, resp.header("content-type"));
-    let ex = extract(&html, &probe, &record.request.extract);
+    let ex = extract(&html, &probe, &ctx.request.extract);
     if ex.markdown.trim().is_empty() {
         return None;
     }
-    tracing::info!(job = %record.id, "the site answers 200 for missing pages; soft-404 detection on");
+    tracing::info!(job = %ctx.job, "the site answers 200 for missing pages; soft-404 detection on");
     Some(page_fingerprint(&ex.markdown, &probe))
 }
 
@@ -390,7 +365,7 @@ fn x_robots_applies(value: &str, user_agent: &str) -> (bool, bool) {
 
 /// Removes blocks that repeat across the job's pages (site template) from every stored
 /// document, once the crawl has ended.
-pub(super) async fn strip_templates(inner: &Inner, record: &JobRecord) -> Result<()> {
+pub(super) async fn strip_templates(inner: &super::Inner, record: &crate::JobRecord) -> Result<()> {
     if inner.template.enabled {
         strip_site_template(&*inner.sink, &record.id, &inner.template).await?;
     }

@@ -7,13 +7,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::admit::Admission;
-use super::page::{PageResult, PageTask};
+use super::context::{request_gate, PageContext};
+use super::page::{process_page, PageResult};
 use super::Inner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
-use crate::net::{NetworkPolicy, RequestGate};
+use crate::net::RequestGate;
 use crate::traits::{DynFetcher, FrontierEntry};
-use crate::url::{normalize, Scope};
+use crate::url::normalize;
 
 pub(super) struct JobRun {
     inner: Arc<Inner>,
@@ -83,33 +84,28 @@ impl JobRun {
     async fn crawl(&self, resume: bool) -> std::result::Result<(), Stop> {
         let req = &self.record.request;
         let id = &self.record.id;
-        let scope = Arc::new(Scope::of(req));
-        let policy = if req.allow_private_network {
-            NetworkPolicy::allow_private()
-        } else {
-            NetworkPolicy::public_only()
-        };
-        let gate = RequestGate::new(scope, policy);
-        let admission = Arc::new(Admission::new(
-            Arc::clone(&self.inner),
-            self.record.clone(),
+        let gate = request_gate(req);
+        let ctx = PageContext::new(
+            id.clone(),
+            req.clone(),
             Arc::clone(&self.fetcher),
-            gate.clone(),
-        ));
+            Arc::clone(&self.inner.sink),
+            Arc::clone(&self.inner.dedup),
+            Arc::clone(&self.inner.clock),
+        )
+        .with_renderer(self.inner.renderer.clone())
+        .with_render_deadline(self.inner.render_deadline);
+        let ctx = Arc::new(ctx);
+        let admission = Arc::new(Admission::new(Arc::clone(&self.inner), (*ctx).clone()));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
         // Seeding and the soft-404 probe make requests too: a cancel must not wait for them.
         let soft404 = tokio::select! {
-            r = self.prepare(resume, &admission, &gate) => r?,
+            r = self.prepare(resume, &admission, &gate, &ctx) => r?,
             () = self.cancel.cancelled() => return Err(Stop::Cancelled),
         };
-        let task = Arc::new(PageTask::new(
-            Arc::clone(&self.inner),
-            self.record.clone(),
-            Arc::clone(&self.fetcher),
-            gate,
-            soft404,
-        ));
+        let ctx = Arc::new((*ctx).clone().with_soft404(soft404));
+
         let mut set: JoinSet<(FrontierEntry, Result<PageResult>)> = JoinSet::new();
         let concurrency = req.concurrency.max(1);
         loop {
@@ -121,10 +117,16 @@ impl JobRun {
             while set.len() < concurrency {
                 match self.inner.frontier.pop(id).await.map_err(fail)? {
                     Some(entry) => {
-                        let task = Arc::clone(&task);
+                        let ctx = Arc::clone(&ctx);
                         let admission = Arc::clone(&admission);
                         set.spawn(async move {
-                            let r = task.process(&entry, &admission).await;
+                            let r = match process_page(&ctx, &entry).await {
+                                Ok(r) => admission
+                                    .admit_links(&r.links, entry.depth + 1)
+                                    .await
+                                    .map(|()| r),
+                                Err(e) => Err(e),
+                            };
                             (entry, r)
                         });
                     }
@@ -171,6 +173,7 @@ impl JobRun {
         resume: bool,
         admission: &Admission,
         gate: &RequestGate,
+        ctx: &PageContext,
     ) -> std::result::Result<Option<u64>, Stop> {
         let req = &self.record.request;
         let id = &self.record.id;
@@ -194,7 +197,7 @@ impl JobRun {
         }
 
         Ok(if req.detect_soft_404 {
-            super::page::probe_soft_404(&*self.fetcher, &self.record, gate).await
+            super::probe_soft_404(ctx).await
         } else {
             None
         })

@@ -1,0 +1,118 @@
+//! What flows between the states: the handlers' inputs and outputs (JSON, snake_case).
+
+use crawl_core::{CrawlRequest, JobId};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// The execution input, and the init handler's event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InitEvent {
+    /// The job's id (a fresh one when absent).
+    #[serde(default)]
+    pub job_id: Option<JobId>,
+    /// The owning assistant (the API Gateway trigger sets it from the path); overrides the
+    /// request's `assistantId`.
+    #[serde(default)]
+    pub assistant_id: Option<String>,
+    /// What to crawl.
+    pub request: CrawlRequest,
+}
+
+impl InitEvent {
+    /// An event for `request` with a chosen job id.
+    pub fn new(job_id: JobId, request: CrawlRequest) -> Self {
+        InitEvent {
+            job_id: Some(job_id),
+            assistant_id: None,
+            request,
+        }
+    }
+}
+
+/// Where the crawl stands between levels: the output of init and plan, the input of the map,
+/// plan and finalise.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LevelState {
+    /// The job.
+    pub job_id: JobId,
+    /// The bucket holding the level lists (the sink's).
+    pub bucket: String,
+    /// The current depth.
+    pub level: u32,
+    /// The S3 key of the current level's list of [`PageItem`]s (a JSON array).
+    pub level_key: String,
+    /// Whether the current level has any page.
+    pub has_next: bool,
+}
+
+/// One page of a level: one item of the Distributed Map, the scrape handler's event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PageItem {
+    /// The job.
+    pub job_id: JobId,
+    /// The admitted, normalized URL.
+    pub url: Url,
+    /// Its depth.
+    pub depth: u32,
+}
+
+/// What the scrape handler learnt about one page; stored in S3 for the plan step, and
+/// (without the links) returned to the map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PageReport {
+    /// The page.
+    pub url: Url,
+    /// `stored`, or the skip reason.
+    pub outcome: String,
+    /// Links to admit at the next depth.
+    #[serde(default)]
+    pub links: Vec<Url>,
+    /// Whether `links` is not empty.
+    pub has_links: bool,
+}
+
+/// The mark-failed handler's event: the failing state's input plus the caught error.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MarkFailedEvent {
+    /// The job.
+    pub job_id: JobId,
+    /// What Step Functions caught (`{"Error": ..., "Cause": ...}`).
+    #[serde(default)]
+    pub error: Option<CaughtError>,
+}
+
+/// An error caught by a `Catch` (`ResultPath: $.error`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CaughtError {
+    /// The `errorType` (or a `States.*` name).
+    #[serde(rename = "Error", default)]
+    pub error: String,
+    /// The cause: for a Lambda error, the JSON `{errorType, errorMessage}`.
+    #[serde(rename = "Cause", default)]
+    pub cause: String,
+}
+
+impl CaughtError {
+    /// A one-line reason for the job record: the handler's message when the cause is a
+    /// Lambda error body, else `Error: Cause`.
+    pub fn reason(&self) -> String {
+        let msg = serde_json::from_str::<serde_json::Value>(&self.cause)
+            .ok()
+            .and_then(|v| {
+                v.get("errorMessage")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_owned)
+            });
+        match msg {
+            Some(m) => m,
+            None if self.cause.is_empty() => self.error.clone(),
+            None => format!("{}: {}", self.error, self.cause),
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The five handlers. Plain async functions over [`Services`]: the Lambda runtime, the
+//! local `--invoke` mode and tests call the same code. Every page goes through
+//! [`crawl_core::engine::process_page`] and every admission through
+//! [`ComposedLedger`] (with a collecting frontier), as in the embedded engine.
+
+use std::sync::Arc;
+
+use crawl_core::engine::{process_page, strip_site_template, PageContext, TemplateOptions};
+use crawl_core::url::normalize;
+use crawl_core::{
+    ComposedLedger, CrawlLedger, DynDedupStore, DynFetcher, DynJobStore, DynSink, ErrorKind,
+    FrontierEntry, JobId, JobRecord, JobStatus, PageOutcome,
+};
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{json, Value};
+
+use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
+use super::robots::{RecordingFetcher, RobotsSnapshot};
+use super::services::Services;
+use super::state::{
+    get_json, level_name, put_json, report_name, s3_key, CollectingFrontier, ROBOTS_NAME,
+};
+use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED};
+
+type HResult<T> = std::result::Result<T, HandlerError>;
+
+/// Reports read at once by the plan step.
+const READ_CONCURRENCY: usize = 16;
+
+fn context(svc: &Services, job: &JobId, record: &JobRecord, fetcher: DynFetcher) -> PageContext {
+    PageContext::new(
+        job.clone(),
+        record.request.clone(),
+        fetcher,
+        Arc::clone(&svc.sink) as DynSink,
+        Arc::clone(&svc.dedup) as DynDedupStore,
+        Arc::clone(&svc.clock),
+    )
+}
+
+async fn record_of(svc: &Services, job: &JobId) -> HResult<JobRecord> {
+    crawl_core::JobStore::get(&*svc.jobs, job)
+        .await?
+        .ok_or_else(|| HandlerError::new(ERR_INVALID, format!("no job {job}")))
+}
+
+fn level_state(svc: &Services, job: &JobId, level: u32, n: usize) -> HResult<LevelState> {
+    Ok(LevelState {
+        job_id: job.clone(),
+        bucket: svc.sink.bucket().to_owned(),
+        level,
+        level_key: s3_key(&svc.sink, job, &level_name(level))?,
+        has_next: n > 0,
+    })
+}
+
+/// Admits candidates through dedup and the job store; returns the admitted entries.
+async fn admit(
+    svc: &Services,
+    job: &JobId,
+    candidates: Vec<crawl_core::Candidate>,
+) -> HResult<Vec<PageItem>> {
+    let collected = Arc::new(CollectingFrontier::default());
+    let ledger = ComposedLedger::new(
+        Arc::clone(&collected) as crawl_core::DynFrontier,
+        Arc::clone(&svc.dedup) as DynDedupStore,
+        Arc::clone(&svc.jobs) as DynJobStore,
+    );
+    if !candidates.is_empty() {
+        ledger.admit(job, candidates).await?;
+    }
+    Ok(collected
+        .take()
+        .into_iter()
+        .map(|e| PageItem {
+            job_id: job.clone(),
+            url: e.url,
+            depth: e.depth,
+        })
+        .collect())
+}
+
+/// Init: validates the request against the guardrails, creates the job, fetches robots.txt
+/// once (recorded for the other handlers), admits the root and writes level 0. Idempotent:
+/// a second delivery returns the level already written.
+pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
+    ev.request
+        .validate(&svc.guardrails)
+        .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
+    let job = ev.job_id.unwrap_or_default();
+    if let Some(items) = get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(0)).await? {
+        return level_state(svc, &job, 0, items.len());
+    }
+    let mut request = ev.request;
+    if let Some(a) = ev.assistant_id.filter(|a| !a.is_empty()) {
+        request.assistant_id = Some(a);
+    }
+    let record = JobRecord::new(job.clone(), request, svc.clock.now());
+    match crawl_core::JobStore::create(&*svc.jobs, &record).await {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::Conflict => {}
+        Err(e) => return Err(e.into()),
+    }
+    let mut snapshot = None;
+    let fetcher = svc.fetcher(&record.request, None, |inner| {
+        let (rec, seen) = RecordingFetcher::new(inner);
+        snapshot = Some(seen);
+        Arc::new(rec)
+    })?;
+    let ctx = context(svc, &job, &record, fetcher);
+    let root = normalize(&record.request.url)
+        .ok_or_else(|| HandlerError::new(ERR_INVALID, "root URL is not http(s)"))?;
+    if let Err(e) = ctx.gate.check(&root) {
+        return Err(HandlerError::new(ERR_JOB_FAILED, e.to_string()));
+    }
+    let candidate = match ctx.root_candidate(&root).await {
+        Ok(c) => c,
+        Err(e) if e.kind() == ErrorKind::RobotsUnreachable => {
+            return Err(HandlerError::new(ERR_JOB_FAILED, "robots_unreachable"))
+        }
+        Err(e) if e.kind() == ErrorKind::PolicyRefused => {
+            return Err(HandlerError::new(
+                ERR_JOB_FAILED,
+                format!("network_policy: {}", e.message()),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let robots: RobotsSnapshot = snapshot
+        .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        .unwrap_or_default();
+    put_json(&svc.sink, &job, ROBOTS_NAME, &robots).await?;
+    let items = admit(svc, &job, vec![candidate]).await?;
+    put_json(&svc.sink, &job, &level_name(0), &items).await?;
+    level_state(svc, &job, 0, items.len())
+}
+
+/// Scrape one page: [`process_page`] with the job's request, then the page's report
+/// (outcome and links) written to S3 for the plan step. Returns the report without its
+/// links (the map's results stay small). Idempotent: a second delivery stores the same
+/// document at the same key and overwrites the same report; nothing is counted here.
+pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
+    let job = item.job_id.clone();
+    let record = record_of(svc, &job).await?;
+    if record.status.is_final() {
+        return Ok(PageReport {
+            url: item.url,
+            outcome: "cancelled".into(),
+            links: Vec::new(),
+            has_links: false,
+        });
+    }
+    let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
+        .await?
+        .unwrap_or_default();
+    let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
+    let ctx = context(svc, &job, &record, fetcher);
+    let entry = FrontierEntry::new(item.url.clone(), item.depth);
+    let r = process_page(&ctx, &entry).await?;
+    let mut report = PageReport {
+        url: item.url,
+        outcome: match r.outcome {
+            PageOutcome::Stored => "stored".into(),
+            PageOutcome::Skipped(reason) => reason,
+        },
+        has_links: !r.links.is_empty(),
+        links: r.links,
+    };
+    let name = report_name(item.depth, &ctx.key(&entry.url));
+    put_json(&svc.sink, &job, &name, &report).await?;
+    report.links = Vec::new();
+    Ok(report)
+}
+
+/// Plan: counts every page of the level once (a page-done marker in the dedup store makes a
+/// re-run count nothing twice; a page without a report counts as skipped `worker_failed`),
+/// admits the level's links through dedup and the job's page budget, and writes the next
+/// level's list (a re-run returns the list already written).
+pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
+    let job = st.job_id.clone();
+    let record = record_of(svc, &job).await?;
+    let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
+        .await?
+        .unwrap_or_default();
+    let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
+    let ctx = context(svc, &job, &record, fetcher);
+    let items: Vec<PageItem> = get_json(&svc.sink, &job, &level_name(st.level))
+        .await?
+        .unwrap_or_default();
+    let keys: Vec<String> = items.iter().map(|i| ctx.key(&i.url)).collect();
+    let (sink, level, owner) = (Arc::clone(&svc.sink), st.level, job.clone());
+    let reports: Vec<(String, Option<PageReport>)> = futures::stream::iter(keys)
+        .map(move |key| {
+            let sink = Arc::clone(&sink);
+            let job = owner.clone();
+            let name = report_name(level, &key);
+            async move {
+                let r = get_json::<PageReport>(&sink, &job, &name).await?;
+                Ok::<_, crawl_core::Error>((key, r))
+            }
+        })
+        .buffered(READ_CONCURRENCY)
+        .try_collect()
+        .await?;
+    let mut links = Vec::new();
+    for (key, report) in reports {
+        let outcome = match &report {
+            Some(r) if r.outcome == "stored" => PageOutcome::Stored,
+            Some(r) => PageOutcome::Skipped(r.outcome.clone()),
+            None => PageOutcome::Skipped("worker_failed".into()),
+        };
+        let marker = format!("{key}\u{1}page-done");
+        if crawl_core::DedupStore::insert(&*svc.dedup, &job, &marker).await? {
+            crawl_core::JobStore::record_page(&*svc.jobs, &job, &outcome).await?;
+        }
+        if let Some(r) = report {
+            links.extend(r.links);
+        }
+    }
+    let next = st.level + 1;
+    let next_items = match get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(next)).await? {
+        Some(done) => done,
+        None => {
+            let candidates = ctx.link_candidates(&links, next).await?;
+            let admitted = admit(svc, &job, candidates).await?;
+            put_json(&svc.sink, &job, &level_name(next), &admitted).await?;
+            admitted
+        }
+    };
+    level_state(svc, &job, next, next_items.len())
+}
+
+/// Finalise: the site-template pass over the stored documents, the sink's manifest, and the
+/// job COMPLETED. Returns the final record.
+pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
+    let job = st.job_id;
+    strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
+    crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
+    crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
+    record_of(svc, &job).await
+}
+
+/// Mark failed: the job ends FAILED with the caught error's message as the reason.
+pub async fn mark_failed(svc: &Services, ev: MarkFailedEvent) -> HResult<Value> {
+    let reason = ev
+        .error
+        .map(|e| e.reason())
+        .unwrap_or_else(|| "failed".into());
+    crawl_core::JobStore::finish(
+        &*svc.jobs,
+        &ev.job_id,
+        JobStatus::Failed,
+        Some(reason.clone()),
+    )
+    .await?;
+    Ok(json!({ "job_id": ev.job_id, "status": "FAILED", "failure": reason }))
+}

@@ -1,0 +1,90 @@
+//! The backends every handler uses, built once per Lambda container.
+
+use std::sync::Arc;
+
+use crawl_core::clock::{DynClock, SystemClock};
+use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
+use crawl_core::{CrawlRequest, DynFetcher, Guardrails, Result};
+
+use super::robots::{RobotsSnapshot, SeededRobots};
+use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
+
+/// The sink, dedup store and job store the handlers share, and the guardrails every request
+/// is validated against.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Services {
+    /// Documents and the crawl's working state (level lists, page reports).
+    pub sink: Arc<S3Sink>,
+    /// URL dedup, claims, page-done markers and the host limiter's slots.
+    pub dedup: Arc<DynamoDedup>,
+    /// Job records and exact page budgets.
+    pub jobs: Arc<DynamoJobStore>,
+    /// Limits a request must stay within.
+    pub guardrails: Guardrails,
+    /// Time source (`fetched_at`).
+    pub clock: DynClock,
+}
+
+impl Services {
+    /// Services over these backends, with the default guardrails and the system clock.
+    pub fn new(sink: S3Sink, dedup: DynamoDedup, jobs: DynamoJobStore) -> Self {
+        Services {
+            sink: Arc::new(sink),
+            dedup: Arc::new(dedup),
+            jobs: Arc::new(jobs),
+            guardrails: Guardrails::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Sets the guardrails.
+    pub fn with_guardrails(mut self, g: Guardrails) -> Self {
+        self.guardrails = g;
+        self
+    }
+
+    /// Configured from the environment: `KB_CRAWL_S3_BUCKET`, `KB_CRAWL_S3_PREFIX`,
+    /// `KB_CRAWL_DEDUP_TABLE`, `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_AWS_ENDPOINT`, and
+    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise).
+    pub async fn from_env() -> Result<Services> {
+        let mut s = Services::new(
+            S3Sink::from_env().await?,
+            DynamoDedup::from_env().await?,
+            DynamoJobStore::from_env().await?,
+        );
+        if let Some(g) = crate::config::env("KB_CRAWL_GUARDRAILS") {
+            s.guardrails = serde_json::from_str(&g)
+                .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;
+        }
+        Ok(s)
+    }
+
+    /// The fetcher of a handler: the same layers as
+    /// [`crawl_core::default_fetcher`] — robots.txt, retry, per-host interval, HTTP — but
+    /// with the interval held across Lambdas by [`DynamoHostLimiter`], and robots.txt
+    /// answered from the job's snapshot when one is given.
+    pub(crate) fn fetcher(
+        &self,
+        req: &CrawlRequest,
+        robots: Option<RobotsSnapshot>,
+        record: impl FnOnce(DynFetcher) -> DynFetcher,
+    ) -> Result<DynFetcher> {
+        let http: DynFetcher = Arc::new(crawl_core::http::HttpFetcher::for_request(req)?);
+        let policies = HostPolicies::new();
+        let limited: DynFetcher = Arc::new(
+            DynamoHostLimiter::new(http, &self.dedup, req.min_interval())
+                .with_host_policies(policies.clone(), req.max_crawl_delay),
+        );
+        let retry: DynFetcher = Arc::new(RetryLayer::new(limited));
+        let seeded: DynFetcher = match robots {
+            Some(s) => Arc::new(SeededRobots::new(retry, s)),
+            None => record(retry),
+        };
+        Ok(if req.respect_robots {
+            Arc::new(RobotsLayer::new(seeded, &req.user_agent).with_host_policies(policies))
+        } else {
+            seeded
+        })
+    }
+}

@@ -1,0 +1,110 @@
+//! The crawl's working state between states, kept as auxiliary objects of the job in the
+//! sink (so `Sink::delete_job` removes it): level lists, page reports, the robots snapshot.
+//! Also the frontier-less ledger target: a [`Frontier`] that only collects what is admitted.
+
+use std::fmt;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use crawl_core::{Frontier, FrontierEntry, JobId, Result, Sink};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use crate::S3Sink;
+
+/// Aux name of the list of pages at `level`.
+pub(crate) fn level_name(level: u32) -> String {
+    format!("sfn-level-{level}.json")
+}
+
+/// Aux name of the report of the page with dedup key `key` at `level`.
+pub(crate) fn report_name(level: u32, key: &str) -> String {
+    let h = hex::encode(Sha256::digest(key.as_bytes()));
+    format!("sfn-report-{level}-{}.json", &h[..32])
+}
+
+/// Aux name of the robots.txt snapshot.
+pub(crate) const ROBOTS_NAME: &str = "sfn-robots.json";
+
+/// The full S3 key of an aux object of `job`.
+pub(crate) fn s3_key(sink: &S3Sink, job: &JobId, name: &str) -> Result<String> {
+    Ok(sink.object_key(&crawl_core::keys::aux_key(job, name)?))
+}
+
+/// Writes `value` as JSON to an aux object.
+pub(crate) async fn put_json<T: Serialize>(
+    sink: &S3Sink,
+    job: &JobId,
+    name: &str,
+    value: &T,
+) -> Result<()> {
+    let bytes = serde_json::to_vec(value)
+        .map_err(|e| crawl_core::Error::new(crawl_core::ErrorKind::Internal, e.to_string()))?;
+    sink.put_aux(job, name, bytes).await.map(|_| ())
+}
+
+/// Reads an aux object as JSON; `None` when absent.
+pub(crate) async fn get_json<T: DeserializeOwned>(
+    sink: &S3Sink,
+    job: &JobId,
+    name: &str,
+) -> Result<Option<T>> {
+    let Some(bytes) = sink.get(&crawl_core::keys::aux_key(job, name)?).await? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        crawl_core::Error::new(
+            crawl_core::ErrorKind::Storage,
+            format!("{name} of {job} is malformed: {e}"),
+        )
+    })
+}
+
+/// A frontier that only collects what is pushed: with
+/// [`ComposedLedger`](crawl_core::ComposedLedger) it admits through dedup and the job
+/// store and hands the admitted entries back, to be written as the next level's list.
+#[derive(Debug, Default)]
+pub(crate) struct CollectingFrontier {
+    pushed: Mutex<Vec<FrontierEntry>>,
+}
+
+impl CollectingFrontier {
+    /// What was pushed, in order.
+    pub(crate) fn take(&self) -> Vec<FrontierEntry> {
+        std::mem::take(&mut *self.pushed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl fmt::Display for CollectingFrontier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CollectingFrontier")
+    }
+}
+
+#[async_trait]
+impl Frontier for CollectingFrontier {
+    async fn push(&self, _job: &JobId, entries: Vec<FrontierEntry>) -> Result<()> {
+        self.pushed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(entries);
+        Ok(())
+    }
+    async fn pop(&self, _job: &JobId) -> Result<Option<FrontierEntry>> {
+        Ok(None)
+    }
+    async fn complete(&self, _job: &JobId, _url: &Url) -> Result<()> {
+        Ok(())
+    }
+    async fn requeue_leased(&self, _job: &JobId) -> Result<usize> {
+        Ok(0)
+    }
+    async fn pending(&self, _job: &JobId) -> Result<usize> {
+        Ok(0)
+    }
+    async fn clear_job(&self, _job: &JobId) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,182 @@
+//! The crawl's state machine in Amazon States Language, generated from code.
+
+use serde_json::{json, Value};
+
+use super::errors::{ERR_JOB_FAILED, ERR_THROTTLED, ERR_TRANSIENT, LAMBDA_SERVICE_ERRORS};
+
+/// The largest `MaxConcurrency` of the scrape map (and its default): with 2 requests per
+/// second per host, more Lambdas only wait for their slot.
+pub const MAX_CONCURRENCY: u32 = 50;
+
+/// State names (stable: execution histories and alarms refer to them).
+pub mod states {
+    /// Validates the request, fetches robots.txt once, writes level 0.
+    pub const INIT: &str = "Init";
+    /// Whether the current level has pages.
+    pub const HAS_NEXT: &str = "HasNext";
+    /// Distributed Map over the level's URL list.
+    pub const SCRAPE_LEVEL: &str = "ScrapeLevel";
+    /// One page (inside the map).
+    pub const SCRAPE_PAGE: &str = "ScrapePage";
+    /// Counts the level's pages and admits the next level.
+    pub const PLAN: &str = "Plan";
+    /// Template pass, manifest, job COMPLETED.
+    pub const FINALISE: &str = "Finalise";
+    /// Success.
+    pub const DONE: &str = "Done";
+    /// Records the failure on the job.
+    pub const MARK_FAILED: &str = "MarkFailed";
+    /// Failure.
+    pub const FAILED: &str = "Failed";
+}
+
+/// Settings of the generated state machine. The function fields are Lambda ARNs; the
+/// defaults are `${...}` placeholders for CloudFormation `DefinitionSubstitutions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SfnOptions {
+    /// The init handler's ARN.
+    pub init_function: String,
+    /// The scrape-page handler's ARN.
+    pub scrape_function: String,
+    /// The plan-next-level handler's ARN.
+    pub plan_function: String,
+    /// The finalise handler's ARN.
+    pub finalise_function: String,
+    /// The mark-failed handler's ARN.
+    pub mark_failed_function: String,
+    /// Pages scraped at once (capped at [`MAX_CONCURRENCY`]).
+    pub max_concurrency: u32,
+    /// Scrape items that may fail (after retries) before the map fails; a failed item is
+    /// counted as a skipped page (`worker_failed`) by the plan step.
+    pub tolerated_failure_count: u32,
+}
+
+impl Default for SfnOptions {
+    fn default() -> Self {
+        SfnOptions {
+            init_function: "${InitFunctionArn}".into(),
+            scrape_function: "${ScrapeFunctionArn}".into(),
+            plan_function: "${PlanFunctionArn}".into(),
+            finalise_function: "${FinaliseFunctionArn}".into(),
+            mark_failed_function: "${MarkFailedFunctionArn}".into(),
+            max_concurrency: MAX_CONCURRENCY,
+            tolerated_failure_count: 100_000,
+        }
+    }
+}
+
+impl SfnOptions {
+    /// Every handler at `prefix` + its name (`init`, `scrape`, `plan`, `finalise`,
+    /// `mark-failed`), e.g. `arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-`.
+    pub fn with_function_prefix(mut self, prefix: &str) -> Self {
+        self.init_function = format!("{prefix}init");
+        self.scrape_function = format!("{prefix}scrape");
+        self.plan_function = format!("{prefix}plan");
+        self.finalise_function = format!("{prefix}finalise");
+        self.mark_failed_function = format!("{prefix}mark-failed");
+        self
+    }
+
+    /// Sets the map concurrency (capped at [`MAX_CONCURRENCY`], at least 1).
+    pub fn with_max_concurrency(mut self, n: u32) -> Self {
+        self.max_concurrency = n.clamp(1, MAX_CONCURRENCY);
+        self
+    }
+}
+
+fn retry() -> Value {
+    let mut transient: Vec<&str> = vec![ERR_TRANSIENT];
+    transient.extend_from_slice(LAMBDA_SERVICE_ERRORS);
+    json!([
+        {
+            "ErrorEquals": [ERR_THROTTLED],
+            "IntervalSeconds": 2,
+            "MaxAttempts": 8,
+            "BackoffRate": 2.0,
+            "MaxDelaySeconds": 60,
+            "JitterStrategy": "FULL"
+        },
+        {
+            "ErrorEquals": transient,
+            "IntervalSeconds": 1,
+            "MaxAttempts": 4,
+            "BackoffRate": 2.0,
+            "MaxDelaySeconds": 30,
+            "JitterStrategy": "FULL"
+        }
+    ])
+}
+
+fn catch_to_mark_failed() -> Value {
+    json!([{ "ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": states::MARK_FAILED }])
+}
+
+fn task(resource: &str, next: &str) -> Value {
+    json!({
+        "Type": "Task",
+        "Resource": resource,
+        "Retry": retry(),
+        "Catch": catch_to_mark_failed(),
+        "Next": next
+    })
+}
+
+/// The crawl's Standard workflow: `Init → HasNext? → ScrapeLevel (Distributed Map over the
+/// level's URL list in S3) → Plan → HasNext? … → Finalise`, every failure caught into
+/// `MarkFailed → Failed`. Input: `{"job_id": ..., "request": {...}}`.
+pub fn state_machine(opts: &SfnOptions) -> Value {
+    let scrape = json!({
+        "Type": "Task",
+        "Resource": opts.scrape_function,
+        "Retry": retry(),
+        "End": true
+    });
+    json!({
+        "Comment": "kb-crawl: one website crawled breadth first, a Distributed Map per depth",
+        "StartAt": states::INIT,
+        "States": {
+            (states::INIT): task(&opts.init_function, states::HAS_NEXT),
+            (states::HAS_NEXT): {
+                "Type": "Choice",
+                "Choices": [
+                    { "Variable": "$.has_next", "BooleanEquals": true, "Next": states::SCRAPE_LEVEL }
+                ],
+                "Default": states::FINALISE
+            },
+            (states::SCRAPE_LEVEL): {
+                "Type": "Map",
+                "ItemReader": {
+                    "Resource": "arn:aws:states:::s3:getObject",
+                    "ReaderConfig": { "InputType": "JSON" },
+                    "Parameters": { "Bucket.$": "$.bucket", "Key.$": "$.level_key" }
+                },
+                "ItemProcessor": {
+                    "ProcessorConfig": { "Mode": "DISTRIBUTED", "ExecutionType": "STANDARD" },
+                    "StartAt": states::SCRAPE_PAGE,
+                    "States": { (states::SCRAPE_PAGE): scrape }
+                },
+                "MaxConcurrency": opts.max_concurrency.clamp(1, MAX_CONCURRENCY),
+                "ToleratedFailureCount": opts.tolerated_failure_count,
+                "ResultPath": null,
+                "Catch": catch_to_mark_failed(),
+                "Next": states::PLAN
+            },
+            (states::PLAN): task(&opts.plan_function, states::HAS_NEXT),
+            (states::FINALISE): task(&opts.finalise_function, states::DONE),
+            (states::DONE): { "Type": "Succeed" },
+            (states::MARK_FAILED): {
+                "Type": "Task",
+                "Resource": opts.mark_failed_function,
+                "Retry": retry(),
+                "Catch": [{ "ErrorEquals": ["States.ALL"], "ResultPath": "$.mark_failed_error", "Next": states::FAILED }],
+                "Next": states::FAILED
+            },
+            (states::FAILED): {
+                "Type": "Fail",
+                "Error": ERR_JOB_FAILED,
+                "Cause": "the crawl failed; the job record says why"
+            }
+        }
+    })
+}

@@ -1,0 +1,28 @@
+//! The serverless crawl on AWS Step Functions: the state machine ([`state_machine`]) and
+//! the fixed `errorType` strings its Retry and Catch match ([`ERR_TRANSIENT`]...).
+//!
+//! The definition is also checked in as `crawl-aws/deploy/state-machine.asl.json`; a test
+//! keeps it identical to [`state_machine`]`(&SfnOptions::default())` (regenerate with
+//! `KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test asl`).
+
+mod asl;
+mod errors;
+#[cfg(feature = "aws-sfn-runner")]
+mod runner;
+
+#[cfg(feature = "aws-sfn-runner")]
+pub use runner::StepFunctionsRunner;
+
+/// The execution input for `request` as job `job`: `{"job_id": ..., "request": {...}}`.
+pub fn execution_input(
+    job: &crawl_core::JobId,
+    request: &crawl_core::CrawlRequest,
+) -> serde_json::Value {
+    serde_json::json!({ "job_id": job, "request": request })
+}
+
+pub use asl::{state_machine, states, SfnOptions, MAX_CONCURRENCY};
+pub use errors::{
+    HandlerError, ALL_ERRORS, ERR_INTERNAL, ERR_INVALID, ERR_JOB_FAILED, ERR_STORAGE,
+    ERR_THROTTLED, ERR_TRANSIENT, LAMBDA_SERVICE_ERRORS, RETRYABLE_ERRORS,
+};

@@ -1,0 +1,170 @@
+//! The generated state machine: checked-in copy, error names, and the shape rules that
+//! interpreters enforce.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crawl_aws::sfn::{
+    state_machine, states, SfnOptions, ALL_ERRORS, LAMBDA_SERVICE_ERRORS, MAX_CONCURRENCY,
+    RETRYABLE_ERRORS,
+};
+use serde_json::Value;
+
+fn checked_in() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/state-machine.asl.json")
+}
+
+/// Every object in the tree, with the key path that reached it.
+fn walk<'a>(v: &'a Value, out: &mut Vec<&'a serde_json::Map<String, Value>>) {
+    match v {
+        Value::Object(m) => {
+            out.push(m);
+            m.values().for_each(|c| walk(c, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn checked_in_definition_matches_the_generated_one() {
+    let generated =
+        serde_json::to_string_pretty(&state_machine(&SfnOptions::default())).unwrap() + "\n";
+    if std::env::var("KB_CRAWL_BLESS").as_deref() == Ok("1") {
+        std::fs::write(checked_in(), &generated).unwrap();
+    }
+    let file = std::fs::read_to_string(checked_in()).unwrap_or_default();
+    assert!(
+        file == generated,
+        "deploy/state-machine.asl.json is stale: regenerate with \
+         KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test asl"
+    );
+}
+
+#[test]
+fn error_equals_name_only_our_constants_and_every_retryable_one_is_retried() {
+    let asl = state_machine(&SfnOptions::default());
+    let mut objs = Vec::new();
+    walk(&asl, &mut objs);
+    let allowed: BTreeSet<&str> = ALL_ERRORS
+        .iter()
+        .chain(LAMBDA_SERVICE_ERRORS)
+        .copied()
+        .chain(["States.ALL", "States.TaskFailed"])
+        .collect();
+    let mut retried = BTreeSet::new();
+    let mut tasks = 0;
+    for o in &objs {
+        for key in ["Retry", "Catch"] {
+            for rule in o.get(key).and_then(Value::as_array).into_iter().flatten() {
+                for e in rule["ErrorEquals"].as_array().unwrap() {
+                    let e = e.as_str().unwrap();
+                    assert!(allowed.contains(e), "unknown error name {e}");
+                    if key == "Retry" {
+                        assert!(rule["BackoffRate"].as_f64().unwrap() > 1.0);
+                        assert!(rule["MaxDelaySeconds"].as_u64().is_some());
+                        assert_eq!(rule["JitterStrategy"], "FULL");
+                        retried.insert(e);
+                    }
+                }
+            }
+        }
+        if o.get("Type").and_then(Value::as_str) == Some("Task") {
+            tasks += 1;
+            let r: BTreeSet<&str> = o["Retry"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r["ErrorEquals"].as_array().unwrap())
+                .filter_map(Value::as_str)
+                .collect();
+            for e in RETRYABLE_ERRORS {
+                assert!(r.contains(e), "a task does not retry {e}");
+            }
+        }
+    }
+    assert_eq!(tasks, 5, "init, scrape, plan, finalise, mark-failed");
+    for e in RETRYABLE_ERRORS {
+        assert!(retried.contains(e));
+    }
+}
+
+#[test]
+fn shape_distributed_map_from_s3_choice_without_wildcards_and_catches() {
+    let opts = SfnOptions::default().with_max_concurrency(500);
+    let asl = state_machine(&opts);
+    let st = &asl["States"];
+    let map = &st[states::SCRAPE_LEVEL];
+    assert_eq!(map["Type"], "Map");
+    assert_eq!(
+        map["ItemReader"]["Resource"],
+        "arn:aws:states:::s3:getObject"
+    );
+    assert_eq!(map["ItemReader"]["ReaderConfig"]["InputType"], "JSON");
+    assert_eq!(
+        map["ItemProcessor"]["ProcessorConfig"]["Mode"],
+        "DISTRIBUTED"
+    );
+    assert_eq!(
+        map["ItemProcessor"]["ProcessorConfig"]["ExecutionType"],
+        "STANDARD"
+    );
+    assert_eq!(map["MaxConcurrency"], MAX_CONCURRENCY);
+    assert!(map["ToleratedFailureCount"].as_u64().unwrap() > 0);
+    assert_eq!(
+        map["ResultPath"],
+        Value::Null,
+        "results stay out of the 256 KiB payload"
+    );
+    let choice = &st[states::HAS_NEXT];
+    assert_eq!(choice["Choices"][0]["BooleanEquals"], true);
+    let text = asl.to_string();
+    assert!(!text.contains("[*]"), "no wildcard paths");
+    // Every state but the terminal ones and the choice catches into MarkFailed.
+    for name in [
+        states::INIT,
+        states::SCRAPE_LEVEL,
+        states::PLAN,
+        states::FINALISE,
+    ] {
+        assert_eq!(st[name]["Catch"][0]["Next"], states::MARK_FAILED, "{name}");
+    }
+    // Every transition target exists.
+    let names: BTreeSet<&str> = st.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut objs = Vec::new();
+    walk(st, &mut objs);
+    for o in objs {
+        for k in ["Next", "Default"] {
+            if let Some(t) = o.get(k).and_then(Value::as_str) {
+                assert!(
+                    names.contains(t) || t == states::SCRAPE_PAGE,
+                    "dangling target {t}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cloudformation_template_embeds_the_same_definition() {
+    let compact = serde_json::to_string(&state_machine(&SfnOptions::default())).unwrap();
+    let tpl = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/template.yaml"),
+    )
+    .unwrap();
+    assert!(
+        tpl.contains(&format!("Definition: {compact}\n")),
+        "deploy/template.yaml's Definition differs from the generated state machine"
+    );
+    for sub in [
+        "InitFunctionArn",
+        "ScrapeFunctionArn",
+        "PlanFunctionArn",
+        "FinaliseFunctionArn",
+        "MarkFailedFunctionArn",
+    ] {
+        assert!(compact.contains(&format!("${{{sub}}}")));
+        assert!(tpl.contains(&format!("{sub}: !GetAtt")), "{sub}");
+    }
+    assert!(tpl.contains("ReservedConcurrentExecutions: 50"));
+}

@@ -1,0 +1,281 @@
+//! A private moto (S3, DynamoDB, Step Functions in execute mode) whose Lambda calls reach a
+//! local invoke proxy that runs the real handlers in this process.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::Router;
+use crawl_aws::lambda::{dispatch, Services};
+use crawl_aws::sfn::{HandlerError, ERR_STORAGE};
+use crawl_aws::{DynamoDedup, DynamoJobStore, S3Sink};
+use crawl_core::{Guardrails, JobId};
+use serde_json::{json, Value};
+
+/// Fault injection and a log of what the proxy invoked.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Scrape items are delivered twice.
+    pub duplicate_scrapes: bool,
+    /// Scrapes of URLs ending with one of these fail (non-retryable).
+    pub failing_paths: Vec<String>,
+    /// Handler names invoked, in order.
+    pub invoked: Vec<String>,
+    /// Wall time of each handler run, by handler name.
+    pub durations: Vec<(String, Duration)>,
+}
+
+#[derive(Clone)]
+struct ProxyState {
+    svc: Services,
+    moto: String,
+    http: reqwest::Client,
+    faults: Arc<Mutex<Faults>>,
+}
+
+pub struct Harness {
+    pub moto_url: String,
+    pub svc: Services,
+    pub faults: Arc<Mutex<Faults>>,
+    http: reqwest::Client,
+    moto: Child,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.moto.kill();
+        let _ = self.moto.wait();
+    }
+}
+
+fn unique(kind: &str) -> String {
+    format!("kbc-sfn-{kind}-{}", &JobId::new().as_str()[4..])
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("KB_CRAWL_MOTO_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/moto/bin/python")
+        })
+}
+
+async fn free_port() -> u16 {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    l.local_addr().unwrap().port()
+}
+
+impl Harness {
+    pub async fn start() -> Harness {
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_port = proxy.local_addr().unwrap().port();
+        let moto_port = free_port().await;
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/moto_server.py");
+        let py = python();
+        assert!(
+            py.exists(),
+            "{} missing: run scripts/moto.sh start once (it installs moto into .venv/moto) \
+             or set KB_CRAWL_MOTO_PYTHON",
+            py.display()
+        );
+        let moto = Command::new(py)
+            .arg(script)
+            .arg("127.0.0.1")
+            .arg(moto_port.to_string())
+            .env("MOTO_PORT", proxy_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto");
+        let moto_url = format!("http://127.0.0.1:{moto_port}");
+        let http = reqwest::Client::new();
+        for _ in 0..120 {
+            if http
+                .get(format!("{moto_url}/moto-api/"))
+                .send()
+                .await
+                .is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        http.post(format!("{moto_url}/moto-api/config"))
+            .header("content-type", "application/json")
+            .body(
+                json!({"stepfunctions": {"execute_state_machine": true}, "lambda": {"use_docker": false}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap()
+            .error_for_status()
+            .unwrap();
+
+        let sink = S3Sink::builder()
+            .bucket(unique("b"))
+            .prefix("kb")
+            .endpoint_url(&moto_url)
+            .region("us-east-1")
+            .static_credentials("testing", "testing")
+            .build()
+            .await
+            .unwrap();
+        sink.create_bucket_if_missing().await.unwrap();
+        let dedup = DynamoDedup::builder()
+            .table(unique("dedup"))
+            .endpoint_url(&moto_url)
+            .region("us-east-1")
+            .static_credentials("testing", "testing")
+            .build()
+            .await
+            .unwrap();
+        dedup.create_table_if_missing().await.unwrap();
+        let jobs = DynamoJobStore::builder()
+            .table(unique("jobs"))
+            .endpoint_url(&moto_url)
+            .region("us-east-1")
+            .static_credentials("testing", "testing")
+            .build()
+            .await
+            .unwrap();
+        jobs.create_table_if_missing().await.unwrap();
+        let svc = Services::new(sink, dedup, jobs).with_guardrails(Guardrails::lifted());
+        let faults = Arc::new(Mutex::new(Faults::default()));
+        let state = ProxyState {
+            svc: svc.clone(),
+            moto: moto_url.clone(),
+            http: http.clone(),
+            faults: Arc::clone(&faults),
+        };
+        let app = Router::new().fallback(proxy_handler).with_state(state);
+        tokio::spawn(async move {
+            let _ = axum::serve(proxy, app).await;
+        });
+        Harness {
+            moto_url,
+            svc,
+            faults,
+            http,
+            moto,
+        }
+    }
+
+    /// One Step Functions JSON-protocol call to moto.
+    pub async fn sfn(&self, action: &str, body: Value) -> Value {
+        let r = self
+            .http
+            .post(&self.moto_url)
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("x-amz-target", format!("AWSStepFunctions.{action}"))
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/states/aws4_request, \
+                 SignedHeaders=host, Signature=0",
+            )
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let v: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap_or(Value::Null);
+        assert!(status.is_success(), "{action}: {status} {v}");
+        v
+    }
+}
+
+fn lambda_error(e: &HandlerError) -> Response {
+    let mut r = Response::new(Body::from(serde_json::to_vec(e).unwrap()));
+    r.headers_mut().insert(
+        "x-amz-function-error",
+        HeaderValue::from_static("Unhandled"),
+    );
+    r
+}
+
+async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
+    let path = req.uri().path().to_owned();
+    let (parts, body) = req.into_parts();
+    let bytes: Bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    if parts.method == "POST"
+        && path.starts_with("/2015-03-31/functions/")
+        && path.ends_with("/invocations")
+    {
+        let name = path
+            .trim_start_matches("/2015-03-31/functions/")
+            .trim_end_matches("/invocations")
+            .replace("%3A", ":");
+        let handler = name
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("kb-crawl-")
+            .to_owned();
+        let event: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let (dup, fail) = {
+            let mut f = st.faults.lock().unwrap();
+            f.invoked.push(handler.clone());
+            let url = event["url"].as_str().unwrap_or_default();
+            let fail = handler == "scrape" && f.failing_paths.iter().any(|p| url.ends_with(p));
+            (handler == "scrape" && f.duplicate_scrapes, fail)
+        };
+        if fail {
+            return lambda_error(&HandlerError::new(ERR_STORAGE, "injected failure"));
+        }
+        if dup {
+            let _ = dispatch(&st.svc, &handler, event.clone()).await;
+        }
+        let t0 = std::time::Instant::now();
+        let result = dispatch(&st.svc, &handler, event).await;
+        st.faults
+            .lock()
+            .unwrap()
+            .durations
+            .push((handler.clone(), t0.elapsed()));
+        return match result {
+            Ok(v) => Response::new(Body::from(serde_json::to_vec(&v).unwrap())),
+            Err(e) => lambda_error(&e),
+        };
+    }
+    let pq = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or(path);
+    let mut fwd = st
+        .http
+        .request(parts.method.clone(), format!("{}{pq}", st.moto))
+        .body(bytes);
+    for (k, v) in &parts.headers {
+        if k != "host" && k != "content-length" {
+            fwd = fwd.header(k, v);
+        }
+    }
+    match fwd.send().await {
+        Ok(r) => {
+            let status = r.status();
+            let headers = r.headers().clone();
+            let body = r.bytes().await.unwrap_or_default();
+            let mut out = Response::new(Body::from(body));
+            *out.status_mut() = status;
+            for (k, v) in &headers {
+                if k != "content-length" && k != "transfer-encoding" {
+                    out.headers_mut().append(k, v.clone());
+                }
+            }
+            out
+        }
+        Err(e) => {
+            let mut out = Response::new(Body::from(e.to_string()));
+            *out.status_mut() = StatusCode::BAD_GATEWAY;
+            out
+        }
+    }
+}
