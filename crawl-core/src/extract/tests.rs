@@ -21,7 +21,23 @@ fn whole(html: &str) -> String {
 #[test]
 fn headings_and_paragraphs() {
     let m = whole("<h1>Title</h1><p>One <b>two</b>\n three.</p><h3>Sub</h3><p>Four</p>");
-    assert_eq!(m, "# Title\n\nOne two three.\n\n### Sub\n\nFour\n");
+    assert_eq!(m, "# Title\n\nOne **two** three.\n\n### Sub\n\nFour\n");
+}
+
+#[test]
+fn inline_emphasis() {
+    let m = whole("<p>a<b> bold </b>c <em>it</em>, <strong><i>both</i></strong>.</p>");
+    assert_eq!(m, "a **bold** c *it*, ***both***.\n");
+    // Empty, nested same-kind and code-internal emphasis leave no stray markers.
+    let m = whole("<p>x<b> </b>y<b></b> <b>o<strong>n</strong>e</b> <code>a<b>c</b></code></p>");
+    assert_eq!(m, "x y **one** `ac`\n");
+    // Emphasis spanning blocks or lines is dropped rather than left unpaired.
+    let m = whole("<div><b><p>one</p><p>two</p></b></div><pre><b>c</b></pre>");
+    assert_eq!(m, "one\n\ntwo\n\n```\nc\n```\n");
+    assert_eq!(whole("<p>a<br>b</p>"), "a\n\nb\n");
+    assert_eq!(whole("<p><i>a<br>b</i></p>"), "a\n\nb\n");
+    let m = whole("<p><b><a href='/x'>l</a></b> <b><a href='/y'></a></b>z</p>");
+    assert_eq!(m, "**[l](https://example.com/x)** z\n");
 }
 
 #[test]
