@@ -44,10 +44,6 @@ const CHROME_WORDS: &[&str] = &[
     "sidebar",
     "breadcrumb",
     "breadcrumbs",
-    "cookie",
-    "cookies",
-    "consent",
-    "gdpr",
     "share",
     "sharing",
     "sharebar",
@@ -86,6 +82,16 @@ const CHROME_WORDS: &[&str] = &[
     "drawer",
     "overlay",
     "lightbox",
+];
+/// Words that mark cookie/consent banners: chrome even when they hold most of the
+/// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
+const CONSENT_WORDS: &[&str] = &[
+    "cookie",
+    "cookies",
+    "consent",
+    "gdpr",
+    "onetrust",
+    "cookiebot",
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
 const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
@@ -147,7 +153,8 @@ fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
     })
 }
 
-/// Classifies one class/id token: 3 = comment section, 1 = chrome, 0 = neither.
+/// Classifies one class/id token: 4 = consent banner, 3 = comment section, 1 = chrome,
+/// 0 = neither.
 fn token_hint(tok: &str) -> u8 {
     if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
         return 1;
@@ -167,6 +174,9 @@ fn token_hint(tok: &str) -> u8 {
         if COMMENT_WORDS.contains(&lw) {
             return 3;
         }
+        if CONSENT_WORDS.contains(&lw) {
+            return 4;
+        }
         if CHROME_WORDS.contains(&lw) {
             hint = 1;
         }
@@ -175,7 +185,7 @@ fn token_hint(tok: &str) -> u8 {
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
-/// section, 0 = none.
+/// section, 4 = consent banner, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
     match tag {
@@ -240,9 +250,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
             );
     }
+    let hints: Vec<u8> = (0..len)
+        .map(|i| chrome_hint(tree, i as u32, in_article[i]))
+        .collect();
     // Text inside paragraphs: prose, the best single sign of main content.
     let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
+    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    let mut has_main = vec![false; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden {
@@ -254,20 +269,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 prose[i] = raw[i];
             }
         }
-        let p = node.parent as usize;
-        raw[p] = raw[p].saturating_add(raw[i]);
-        prose[p] = prose[p].saturating_add(prose[i]);
-    }
-    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
-    let mut has_main = vec![false; len];
-    for i in (1..len).rev() {
-        if tree.nodes[i].hidden {
-            continue;
-        }
         if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
             has_main[i] = true;
         }
-        let p = tree.nodes[i].parent as usize;
+        // Consent banners go first, so their prose never makes the page look like an
+        // article nor the real content look small beside them.
+        if hints[i] == 4 && !has_main[i] {
+            removed[i] = true;
+            continue;
+        }
+        let p = node.parent as usize;
+        raw[p] = raw[p].saturating_add(raw[i]);
+        prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
     }
     let total = raw[0].max(1);
@@ -280,7 +293,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     for i in 1..len {
-        let hint = chrome_hint(tree, i as u32, in_article[i]);
+        let hint = hints[i];
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
         // Landmarks inside <main>/<article> that hold prose are part of the content.
@@ -304,6 +317,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
     let mut anchors = vec![0u32; len];
+    // Paragraph text outside removed blocks.
+    let mut ptext = vec![0u32; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -311,6 +326,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if let Kind::Text { .. } = node.kind {
             text[i] = raw[i];
+            if in_p[i] {
+                ptext[i] = raw[i];
+            }
         }
         if tree.tag(i as u32) == Some(Tag::A) {
             link[i] = text[i];
@@ -318,6 +336,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         let p = node.parent as usize;
         text[p] = text[p].saturating_add(text[i]);
+        ptext[p] = ptext[p].saturating_add(ptext[i]);
         link[p] = link[p].saturating_add(link[i]);
         anchors[p] = anchors[p].saturating_add(anchors[i]);
     }
@@ -326,11 +345,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // texts there are the items listed.
     // How many siblings share each (parent, tag, class): repeated items of a listing.
     let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
-    let kept_prose: u32 = (1..len)
-        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
-        .map(|i| text[i])
-        .sum();
-    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
+    let prose_page = ptext[0] as f64 > PROSE_PAGE * text[0] as f64;
     for i in (1..len).filter(|_| !prose_page) {
         if let Kind::Element { tag, .. } = tree.nodes[i].kind {
             let class = tree.attrs(i as u32).map_or("", |a| &a.class);
