@@ -23,6 +23,9 @@ const LINK_WEIGHT: f64 = 0.3;
 const PROSE_PAGE: f64 = 0.5;
 /// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
 const ITEM_MIN: u32 = 40;
+/// Listing-item text outside the best child that stops the descent (bytes, share).
+const ITEMS_LEFT_MIN: f64 = 200.0;
+const ITEMS_LEFT_SHARE: f64 = 0.4;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -386,6 +389,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
     let mut kept_p = vec![0f64; len];
+    // Text of repeated listing items (product cards, posts, story lists).
+    let mut items = vec![0f64; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -396,9 +401,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             if in_p[i] {
                 kept_p[i] = raw[i] as f64;
             }
+            if protected[i] {
+                items[i] = raw[i] as f64;
+            }
         }
         let p = node.parent as usize;
         kept_p[p] += kept_p[i];
+        items[p] += items[i];
         let w = if tree.tag(i as u32) == Some(Tag::A) {
             LINK_WEIGHT
         } else {
@@ -409,6 +418,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Descend while one child holds most of the content.
     let mut cur = 0u32;
     loop {
+        let mut by_share = true;
         let mut best = NONE;
         let mut best_v = 0.0;
         for c in tree.children(cur) {
@@ -425,6 +435,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || good[best as usize] < DESCEND_SHARE * good[cur as usize]
             || good[best as usize] < 1.0
         {
+            by_share = false;
             // Or: one child holds nearly all the prose (an article beside link lists).
             let by_prose = tree
                 .children(cur)
@@ -440,6 +451,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 }
                 _ => break,
             }
+        }
+        // A listing's items outside the chosen child (a product grid beside an SEO
+        // text): they are the content too, so stay here, unless the child holds the
+        // page's `<h1>`/`<article>` or nearly all its prose (an article beside teaser
+        // lists).
+        let items_left = items[cur as usize] - items[best as usize];
+        if by_share
+            && !has_main[best as usize]
+            && items_left >= ITEMS_LEFT_MIN
+            && items_left >= ITEMS_LEFT_SHARE * items[cur as usize]
+        {
+            break;
         }
         cur = best;
     }
