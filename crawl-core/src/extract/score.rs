@@ -445,7 +445,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 Some(c)
                     if kept_p[cur as usize] >= PROSE_MIN
                         && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
-                        && good[c as usize] >= 0.4 * good[cur as usize] =>
+                        && (good[c as usize] >= 0.4 * good[cur as usize]
+                            || matches!(tree.tag(c), Some(Tag::Main | Tag::Article))
+                                && good[c as usize] >= 0.2 * good[cur as usize]) =>
                 {
                     best = c
                 }
