@@ -85,6 +85,7 @@ const CHROME_WORDS: &[&str] = &[
     "drawer",
     "overlay",
     "lightbox",
+    "feedback",
 ];
 /// Words that mark cookie/consent banners: chrome even when they hold most of the
 /// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
