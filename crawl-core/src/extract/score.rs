@@ -305,7 +305,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || has_main[i]
             || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them.
-        let outside = prose[0] - prose[i];
+        let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
         let p = tree.nodes[i].parent as usize;
         in_comments[i] = in_comments[p] || hint == 3;

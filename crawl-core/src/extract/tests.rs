@@ -330,3 +330,48 @@ fn heading_anchors_with_chrome_like_classes_are_kept() {
     );
     assert!(md(&html).starts_with("## [Section title](https://example.com/dir/page.html#a)"));
 }
+
+#[test]
+fn consent_banner_never_wins_over_a_short_thread() {
+    let banner: String = (0..6)
+        .map(|i| para(&format!("cookie purpose {i}")))
+        .collect();
+    let html = format!(
+        "<div id='main'><div class='post'><p>Short question about the case fans?</p></div>\
+         <div class='post'><p>They are for the link hub.</p></div></div>\
+         <div id='onetrust-consent-sdk'><div role='dialog'>{banner}</div></div>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Short question") && m.contains("link hub"),
+        "{m}"
+    );
+    assert!(!m.contains("cookie purpose"), "{m}");
+}
+
+#[test]
+fn product_grid_kept_beside_a_long_seo_text() {
+    let items: String = (0..8)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Black patent leather dress shoe for weddings \
+                 model {i}</a><span>$3{i}</span></div>"
+            )
+        })
+        .collect();
+    // Mostly list text, so the page is not prose and the cards count as listing items.
+    let seo = format!(
+        "{}<ul><li>{}</li><li>{}</li></ul>",
+        para("seo intro"),
+        "first long seo selling point ".repeat(16),
+        "second long seo selling point ".repeat(16)
+    );
+    let html = format!(
+        "<main><div class='catalog'><h2>Dress Shoes</h2><div class='grid'>{items}</div></div>\
+         <div class='about'><h2>About our shoes</h2>{seo}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..8 {
+        assert!(m.contains(&format!("weddings model {i}")), "{m}");
+    }
+}
