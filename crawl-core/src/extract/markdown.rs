@@ -42,6 +42,33 @@ pub(crate) struct Md<'t> {
     saved: Vec<(usize, usize)>,
     /// Markdown URLs of the open links.
     links: Vec<Option<String>>,
+    /// Open inline code elements (emphasis inside code is literal).
+    code: usize,
+    /// Open emphasis elements: (marker, output position of the written opener). The
+    /// opener is written lazily before the first content, so empty elements leave
+    /// nothing and spaces stay outside the markers. `None` = not written yet.
+    emph: Vec<(Emph, Option<usize>)>,
+    /// How many entries of `emph` still owe their opener.
+    emph_owed: usize,
+}
+
+/// Inline emphasis kinds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Emph {
+    /// Already inside the same kind, or inside code: renders nothing.
+    Off,
+    Strong,
+    Em,
+}
+
+impl Emph {
+    fn marker(self) -> &'static str {
+        match self {
+            Emph::Off => "",
+            Emph::Strong => "**",
+            Emph::Em => "*",
+        }
+    }
 }
 
 fn code_lang(class: &str, data_lang: &str) -> Option<String> {
@@ -93,6 +120,9 @@ impl<'t> Md<'t> {
             lists: Vec::new(),
             saved: Vec::new(),
             links: Vec::new(),
+            code: 0,
+            emph: Vec::new(),
+            emph_owed: 0,
         }
     }
 
@@ -177,6 +207,55 @@ impl<'t> Md<'t> {
             self.out.push(' ');
         }
         self.pending_space = false;
+        if self.emph_owed > 0 {
+            self.write_emph_openers();
+        }
+    }
+
+    /// Writes the openers of emphasis elements that are about to get content.
+    fn write_emph_openers(&mut self) {
+        for e in self.emph.iter_mut().filter(|e| e.1.is_none()) {
+            e.1 = Some(self.out.len());
+            self.out.push_str(e.0.marker());
+        }
+        self.emph_owed = 0;
+    }
+
+    fn open_emph(&mut self, kind: Emph) {
+        let kind = if self.pre > 0 || self.code > 0 || self.emph.iter().any(|e| e.0 == kind) {
+            Emph::Off
+        } else {
+            kind
+        };
+        self.emph.push((kind, None));
+        if kind != Emph::Off {
+            self.emph_owed += 1;
+        }
+    }
+
+    fn close_emph(&mut self) {
+        let Some((kind, pos)) = self.emph.pop() else {
+            return;
+        };
+        let m = kind.marker();
+        match pos {
+            _ if kind == Emph::Off => {}
+            None => self.emph_owed = self.emph_owed.saturating_sub(1),
+            Some(p) => {
+                let body = self.out.get(p + m.len()..).unwrap_or("");
+                if body.trim().is_empty() {
+                    // Only an emptied link or the like inside: drop the opener.
+                    self.out.truncate(p);
+                } else if body.contains('\n') {
+                    // Spans blocks or lines: markers would not pair up; drop the opener.
+                    self.out.replace_range(p..p + m.len(), "");
+                } else {
+                    let t = self.out.trim_end().len();
+                    self.out.truncate(t);
+                    self.out.push_str(m);
+                }
+            }
+        }
     }
 
     fn raw(&mut self, s: &str) {
@@ -305,7 +384,10 @@ impl<'t> Md<'t> {
                     self.pre += 1;
                 }
             }
+            Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
+            Tag::I | Tag::Em => self.open_emph(Emph::Em),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+                self.code += 1;
                 self.flush();
                 self.out.push('`');
                 self.at_line_start = false;
@@ -399,7 +481,9 @@ impl<'t> Md<'t> {
                 self.pending_nl = 0;
                 self.block(2);
             }
+            Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+                self.code = self.code.saturating_sub(1);
                 if self.out.get(olen..).is_none_or(str::is_empty) {
                     self.drop_opener(olen, b'`');
                 } else {

@@ -23,6 +23,9 @@ const LINK_WEIGHT: f64 = 0.3;
 const PROSE_PAGE: f64 = 0.5;
 /// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
 const ITEM_MIN: u32 = 40;
+/// Listing-item text outside the best child that stops the descent (bytes, share).
+const ITEMS_LEFT_MIN: f64 = 200.0;
+const ITEMS_LEFT_SHARE: f64 = 0.4;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -44,10 +47,6 @@ const CHROME_WORDS: &[&str] = &[
     "sidebar",
     "breadcrumb",
     "breadcrumbs",
-    "cookie",
-    "cookies",
-    "consent",
-    "gdpr",
     "share",
     "sharing",
     "sharebar",
@@ -86,6 +85,17 @@ const CHROME_WORDS: &[&str] = &[
     "drawer",
     "overlay",
     "lightbox",
+    "feedback",
+];
+/// Words that mark cookie/consent banners: chrome even when they hold most of the
+/// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
+const CONSENT_WORDS: &[&str] = &[
+    "cookie",
+    "cookies",
+    "consent",
+    "gdpr",
+    "onetrust",
+    "cookiebot",
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
 const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
@@ -147,7 +157,8 @@ fn words(tok: &str) -> impl Iterator<Item = &str> + '_ {
     })
 }
 
-/// Classifies one class/id token: 3 = comment section, 1 = chrome, 0 = neither.
+/// Classifies one class/id token: 4 = consent banner, 3 = comment section, 1 = chrome,
+/// 0 = neither.
 fn token_hint(tok: &str) -> u8 {
     if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
         return 1;
@@ -167,6 +178,9 @@ fn token_hint(tok: &str) -> u8 {
         if COMMENT_WORDS.contains(&lw) {
             return 3;
         }
+        if CONSENT_WORDS.contains(&lw) {
+            return 4;
+        }
         if CHROME_WORDS.contains(&lw) {
             hint = 1;
         }
@@ -175,7 +189,7 @@ fn token_hint(tok: &str) -> u8 {
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
-/// section, 0 = none.
+/// section, 4 = consent banner, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
     match tag {
@@ -240,9 +254,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
             );
     }
+    let hints: Vec<u8> = (0..len)
+        .map(|i| chrome_hint(tree, i as u32, in_article[i]))
+        .collect();
     // Text inside paragraphs: prose, the best single sign of main content.
     let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
+    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    let mut has_main = vec![false; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden {
@@ -254,20 +273,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 prose[i] = raw[i];
             }
         }
-        let p = node.parent as usize;
-        raw[p] = raw[p].saturating_add(raw[i]);
-        prose[p] = prose[p].saturating_add(prose[i]);
-    }
-    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
-    let mut has_main = vec![false; len];
-    for i in (1..len).rev() {
-        if tree.nodes[i].hidden {
-            continue;
-        }
         if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
             has_main[i] = true;
         }
-        let p = tree.nodes[i].parent as usize;
+        // Consent banners go first, so their prose never makes the page look like an
+        // article nor the real content look small beside them.
+        if hints[i] == 4 && !has_main[i] {
+            removed[i] = true;
+            continue;
+        }
+        let p = node.parent as usize;
+        raw[p] = raw[p].saturating_add(raw[i]);
+        prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
     }
     let total = raw[0].max(1);
@@ -280,7 +297,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     for i in 1..len {
-        let hint = chrome_hint(tree, i as u32, in_article[i]);
+        let hint = hints[i];
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
         // Landmarks inside <main>/<article> that hold prose are part of the content.
@@ -288,7 +305,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || has_main[i]
             || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them.
-        let outside = prose[0] - prose[i];
+        let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
         let p = tree.nodes[i].parent as usize;
         in_comments[i] = in_comments[p] || hint == 3;
@@ -304,6 +321,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
     let mut anchors = vec![0u32; len];
+    // Paragraph text outside removed blocks.
+    let mut ptext = vec![0u32; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -311,6 +330,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         if let Kind::Text { .. } = node.kind {
             text[i] = raw[i];
+            if in_p[i] {
+                ptext[i] = raw[i];
+            }
         }
         if tree.tag(i as u32) == Some(Tag::A) {
             link[i] = text[i];
@@ -318,6 +340,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         let p = node.parent as usize;
         text[p] = text[p].saturating_add(text[i]);
+        ptext[p] = ptext[p].saturating_add(ptext[i]);
         link[p] = link[p].saturating_add(link[i]);
         anchors[p] = anchors[p].saturating_add(anchors[i]);
     }
@@ -326,11 +349,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // texts there are the items listed.
     // How many siblings share each (parent, tag, class): repeated items of a listing.
     let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
-    let kept_prose: u32 = (1..len)
-        .filter(|&i| !removed[i] && text[i] > 0 && tree.text_of(i as u32).is_some() && in_p[i])
-        .map(|i| text[i])
-        .sum();
-    let prose_page = kept_prose as f64 > PROSE_PAGE * text[0] as f64;
+    let prose_page = ptext[0] as f64 > PROSE_PAGE * text[0] as f64;
     for i in (1..len).filter(|_| !prose_page) {
         if let Kind::Element { tag, .. } = tree.nodes[i].kind {
             let class = tree.attrs(i as u32).map_or("", |a| &a.class);
@@ -371,6 +390,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
     let mut kept_p = vec![0f64; len];
+    // Text of repeated listing items (product cards, posts, story lists).
+    let mut items = vec![0f64; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
@@ -381,9 +402,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             if in_p[i] {
                 kept_p[i] = raw[i] as f64;
             }
+            if protected[i] {
+                items[i] = raw[i] as f64;
+            }
         }
         let p = node.parent as usize;
         kept_p[p] += kept_p[i];
+        items[p] += items[i];
         let w = if tree.tag(i as u32) == Some(Tag::A) {
             LINK_WEIGHT
         } else {
@@ -394,6 +419,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Descend while one child holds most of the content.
     let mut cur = 0u32;
     loop {
+        let mut by_share = true;
         let mut best = NONE;
         let mut best_v = 0.0;
         for c in tree.children(cur) {
@@ -410,6 +436,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || good[best as usize] < DESCEND_SHARE * good[cur as usize]
             || good[best as usize] < 1.0
         {
+            by_share = false;
             // Or: one child holds nearly all the prose (an article beside link lists).
             let by_prose = tree
                 .children(cur)
@@ -419,12 +446,26 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 Some(c)
                     if kept_p[cur as usize] >= PROSE_MIN
                         && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
-                        && good[c as usize] >= 0.4 * good[cur as usize] =>
+                        && (good[c as usize] >= 0.4 * good[cur as usize]
+                            || matches!(tree.tag(c), Some(Tag::Main | Tag::Article))
+                                && good[c as usize] >= 0.2 * good[cur as usize]) =>
                 {
                     best = c
                 }
                 _ => break,
             }
+        }
+        // A listing's items outside the chosen child (a product grid beside an SEO
+        // text): they are the content too, so stay here, unless the child holds the
+        // page's `<h1>`/`<article>` or nearly all its prose (an article beside teaser
+        // lists).
+        let items_left = items[cur as usize] - items[best as usize];
+        if by_share
+            && !has_main[best as usize]
+            && items_left >= ITEMS_LEFT_MIN
+            && items_left >= ITEMS_LEFT_SHARE * items[cur as usize]
+        {
+            break;
         }
         cur = best;
     }

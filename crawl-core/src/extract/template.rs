@@ -16,8 +16,11 @@ pub struct TemplateLearner {
     min_pages: usize,
     min_fraction: f64,
     pages: usize,
-    /// fingerprint -> (pages containing it, first-seen order, block text)
-    blocks: HashMap<u64, (usize, usize, String)>,
+    /// fingerprint -> (pages containing it, first-seen order, block text). The text
+    /// is kept only once the block has been seen on a second page (or on the first
+    /// when `min_pages` is 1), so memory grows with the number of distinct blocks,
+    /// not with the site's text.
+    blocks: HashMap<u64, (usize, usize, Option<Box<str>>)>,
 }
 
 fn fingerprint(block: &str) -> Option<u64> {
@@ -80,11 +83,11 @@ impl TemplateLearner {
             if let Some(fp) = fingerprint(b) {
                 if seen.insert(fp) {
                     let order = self.blocks.len();
-                    let e = self
-                        .blocks
-                        .entry(fp)
-                        .or_insert_with(|| (0, order, b.to_string()));
+                    let e = self.blocks.entry(fp).or_insert((0, order, None));
                     e.0 += 1;
+                    if e.2.is_none() && e.0 >= self.min_pages.min(2) {
+                        e.2 = Some(b.into());
+                    }
                 }
             }
         }
@@ -118,18 +121,14 @@ impl TemplateLearner {
 
     /// The site-level document: each template block once, in first-seen order.
     pub fn template_markdown(&self) -> String {
-        let mut t: Vec<&(usize, usize, String)> = self
+        let mut t: Vec<(usize, &str)> = self
             .blocks
             .iter()
             .filter(|(fp, _)| self.is_template_fp(**fp))
-            .map(|(_, v)| v)
+            .filter_map(|(_, (_, order, text))| Some((*order, text.as_deref()?)))
             .collect();
-        t.sort_by_key(|v| v.1);
-        let mut s = t
-            .iter()
-            .map(|v| v.2.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        t.sort_by_key(|v| v.0);
+        let mut s = t.iter().map(|v| v.1).collect::<Vec<_>>().join("\n\n");
         if !s.is_empty() {
             s.push('\n');
         }
@@ -194,5 +193,20 @@ mod tests {
         l.observe("```\ncode\n\nmore\n```");
         assert!(l.is_template_block("```\ncode\n\nmore\n```"));
         assert_eq!(l.strip("keep\n\n```\ncode\n\nmore\n```\n"), "keep\n");
+    }
+
+    #[test]
+    fn text_is_kept_only_for_blocks_seen_twice() {
+        let mut l = TemplateLearner::new(2, 0.0);
+        l.observe("once only\n\nshared");
+        l.observe("shared\n\nsecond page");
+        let kept: Vec<&str> = l.blocks.values().filter_map(|v| v.2.as_deref()).collect();
+        assert_eq!(kept, ["shared"]);
+        assert_eq!(l.blocks.len(), 3);
+        assert_eq!(l.template_markdown(), "shared\n");
+        // With min_pages 1 every block is template at once, so its text is kept.
+        let mut one = TemplateLearner::new(1, 0.0);
+        one.observe("solo");
+        assert_eq!(one.template_markdown(), "solo\n");
     }
 }

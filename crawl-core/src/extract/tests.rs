@@ -21,7 +21,23 @@ fn whole(html: &str) -> String {
 #[test]
 fn headings_and_paragraphs() {
     let m = whole("<h1>Title</h1><p>One <b>two</b>\n three.</p><h3>Sub</h3><p>Four</p>");
-    assert_eq!(m, "# Title\n\nOne two three.\n\n### Sub\n\nFour\n");
+    assert_eq!(m, "# Title\n\nOne **two** three.\n\n### Sub\n\nFour\n");
+}
+
+#[test]
+fn inline_emphasis() {
+    let m = whole("<p>a<b> bold </b>c <em>it</em>, <strong><i>both</i></strong>.</p>");
+    assert_eq!(m, "a **bold** c *it*, ***both***.\n");
+    // Empty, nested same-kind and code-internal emphasis leave no stray markers.
+    let m = whole("<p>x<b> </b>y<b></b> <b>o<strong>n</strong>e</b> <code>a<b>c</b></code></p>");
+    assert_eq!(m, "x y **one** `ac`\n");
+    // Emphasis spanning blocks or lines is dropped rather than left unpaired.
+    let m = whole("<div><b><p>one</p><p>two</p></b></div><pre><b>c</b></pre>");
+    assert_eq!(m, "one\n\ntwo\n\n```\nc\n```\n");
+    assert_eq!(whole("<p>a<br>b</p>"), "a\n\nb\n");
+    assert_eq!(whole("<p><i>a<br>b</i></p>"), "a\n\nb\n");
+    let m = whole("<p><b><a href='/x'>l</a></b> <b><a href='/y'></a></b>z</p>");
+    assert_eq!(m, "**[l](https://example.com/x)** z\n");
 }
 
 #[test]
@@ -313,4 +329,49 @@ fn heading_anchors_with_chrome_like_classes_are_kept() {
         para("section body")
     );
     assert!(md(&html).starts_with("## [Section title](https://example.com/dir/page.html#a)"));
+}
+
+#[test]
+fn consent_banner_never_wins_over_a_short_thread() {
+    let banner: String = (0..6)
+        .map(|i| para(&format!("cookie purpose {i}")))
+        .collect();
+    let html = format!(
+        "<div id='main'><div class='post'><p>Short question about the case fans?</p></div>\
+         <div class='post'><p>They are for the link hub.</p></div></div>\
+         <div id='onetrust-consent-sdk'><div role='dialog'>{banner}</div></div>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Short question") && m.contains("link hub"),
+        "{m}"
+    );
+    assert!(!m.contains("cookie purpose"), "{m}");
+}
+
+#[test]
+fn product_grid_kept_beside_a_long_seo_text() {
+    let items: String = (0..8)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Black patent leather dress shoe for weddings \
+                 model {i}</a><span>$3{i}</span></div>"
+            )
+        })
+        .collect();
+    // Mostly list text, so the page is not prose and the cards count as listing items.
+    let seo = format!(
+        "{}<ul><li>{}</li><li>{}</li></ul>",
+        para("seo intro"),
+        "first long seo selling point ".repeat(16),
+        "second long seo selling point ".repeat(16)
+    );
+    let html = format!(
+        "<main><div class='catalog'><h2>Dress Shoes</h2><div class='grid'>{items}</div></div>\
+         <div class='about'><h2>About our shoes</h2>{seo}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..8 {
+        assert!(m.contains(&format!("weddings model {i}")), "{m}");
+    }
 }
