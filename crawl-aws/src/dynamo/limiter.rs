@@ -169,4 +169,13 @@ impl Fetcher for DynamoHostLimiter {
     async fn check(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
         self.inner.check(url, job).await
     }
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        if let Some(interval) = self.interval_for(url, job) {
+            let wait = self.reserve(&origin_of(url), interval).await?;
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        self.inner.pace(url, job).await
+    }
 }

@@ -72,6 +72,9 @@ impl Fetcher for RecordingFetcher {
     async fn check(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
         self.inner.check(url, job).await
     }
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        self.inner.pace(url, job).await
+    }
 }
 
 /// Answers robots.txt requests found in a snapshot; everything else goes to `inner`.
@@ -113,5 +116,8 @@ impl Fetcher for SeededRobots {
     }
     async fn check(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
         self.inner.check(url, job).await
+    }
+    async fn pace(&self, url: &Url, job: Option<&JobId>) -> Result<()> {
+        self.inner.pace(url, job).await
     }
 }

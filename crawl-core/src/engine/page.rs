@@ -372,6 +372,9 @@ pub(super) async fn strip_templates(inner: &super::Inner, record: &crate::JobRec
     Ok(())
 }
 
+/// Most documents the template pass learns from.
+const TEMPLATE_SAMPLE: usize = 300;
+
 /// Site-template pass over a job's stored documents: learns the blocks that repeat across
 /// pages, rewrites every document without them, and (optionally) stores them once as
 /// `site-template.md`. Reads only what the sink holds: no page is fetched again. Returns how
@@ -387,7 +390,11 @@ pub async fn strip_site_template(
     }
     let mut learner =
         crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
-    for d in &docs {
+    // A site template shows on any sample of the site's pages: learning from at most
+    // TEMPLATE_SAMPLE documents, evenly spread, keeps this pass's memory bounded however
+    // large the crawl.
+    let step = docs.len().div_ceil(TEMPLATE_SAMPLE).max(1);
+    for d in docs.iter().step_by(step) {
         if let Some((_, body)) = sink
             .get(&d.key)
             .await?
