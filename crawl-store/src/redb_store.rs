@@ -107,7 +107,7 @@ impl RedbStore {
             })?;
         }
         let db = Database::builder()
-            .set_cache_size(8 << 20)
+            .set_cache_size(2 << 20)
             .create(&path)
             .map_err(db_err)?;
         let tx = db.begin_write().map_err(db_err)?;
