@@ -104,6 +104,38 @@ pub fn document_keys(doc: &Document) -> (String, String) {
     )
 }
 
+/// The key a sink gives `doc`: the key its URL already has (`existing`), else the plain
+/// title key unless `holder_of` names another URL holding it, else the hashed key. Every
+/// sink that keeps a url → key index uses this rule, so keys agree across sinks.
+pub fn choose_key<'a>(
+    doc: &Document,
+    existing: Option<&str>,
+    holder_of: impl FnOnce(&str) -> Option<&'a str>,
+) -> String {
+    if let Some(k) = existing {
+        return k.to_owned();
+    }
+    let (plain, hashed) = document_keys(doc);
+    match holder_of(&plain) {
+        Some(u) if u != doc.meta.url.as_str() => hashed,
+        _ => plain,
+    }
+}
+
+/// The bytes of a job's `manifest.json`: a JSON object, sorted by URL, of
+/// `{key, content_hash}` per document.
+pub fn manifest_json(docs: &[crate::page::StoredDoc]) -> crate::Result<Vec<u8>> {
+    let map: std::collections::BTreeMap<&str, serde_json::Value> = docs
+        .iter()
+        .map(|d| {
+            let v = serde_json::json!({ "key": d.key, "content_hash": d.content_hash });
+            (d.url.as_str(), v)
+        })
+        .collect();
+    serde_json::to_vec_pretty(&map)
+        .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, format!("manifest: {e}")))
+}
+
 /// Key of a job's manifest (url → key list, JSON).
 pub fn manifest_key(job: &JobId) -> String {
     format!("{job}/manifest.json")

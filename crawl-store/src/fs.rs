@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use crawl_core::keys::{aux_key, document_keys, job_prefix};
+use crawl_core::keys::{aux_key, choose_key, job_prefix};
 use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
 
 #[derive(Debug, thiserror::Error)]
@@ -202,16 +202,9 @@ impl Sink for FsSink {
             let mut m = manifest
                 .lock()
                 .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))?;
-            let key = match m.by_url.get(&url) {
-                Some(s) => s.key.clone(),
-                None => {
-                    let (plain, hashed) = document_keys(doc);
-                    match m.key_holder.get(&plain) {
-                        Some(holder) if *holder != url => hashed,
-                        _ => plain,
-                    }
-                }
-            };
+            let key = choose_key(doc, m.by_url.get(&url).map(|s| s.key.as_str()), |k| {
+                m.key_holder.get(k).map(String::as_str)
+            });
             let stored = StoredDoc::new(doc.meta.url.clone(), key.clone(), hash);
             let changed = m.by_url.get(&url) != Some(&stored);
             m.key_holder.insert(key, url.clone());
@@ -277,16 +270,7 @@ impl Sink for FsSink {
     }
 
     async fn finish_job(&self, job: &JobId) -> Result<()> {
-        let docs = self.list(job).await?;
-        let map: std::collections::BTreeMap<String, serde_json::Value> = docs
-            .into_iter()
-            .map(|d| {
-                let v = serde_json::json!({ "key": d.key, "content_hash": d.content_hash });
-                (d.url.to_string(), v)
-            })
-            .collect();
-        let bytes = serde_json::to_vec_pretty(&map)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("manifest: {e}")))?;
+        let bytes = crawl_core::keys::manifest_json(&self.list(job).await?)?;
         let path = self.root.join(crawl_core::keys::manifest_key(job));
         blocking(move || write_atomic(&path, &bytes)).await
     }

@@ -3,7 +3,6 @@
 mod builder;
 mod meta;
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use async_trait::async_trait;
@@ -304,20 +303,8 @@ impl S3Sink {
     /// URL) from the per-document entries, and returns its key. Call it once the job's
     /// writers are done; re-running it is harmless.
     pub async fn write_manifest(&self, job: &JobId) -> Result<String> {
-        let docs = self.list(job).await?;
-        let map: BTreeMap<String, serde_json::Value> = docs
-            .into_iter()
-            .map(|d| {
-                (
-                    d.url.to_string(),
-                    serde_json::json!({ "key": d.key, "content_hash": d.content_hash }),
-                )
-            })
-            .collect();
-        let body = serde_json::to_vec_pretty(&map).map_err(|e| {
-            Error::new(ErrorKind::Internal, format!("manifest: {e}"))
-                .with_backend(self.name.clone())
-        })?;
+        let body = crawl_core::keys::manifest_json(&self.list(job).await?)
+            .map_err(|e| e.with_backend(self.name.clone()))?;
         let key = manifest_key(job);
         self.client
             .put_object()

@@ -215,14 +215,16 @@ async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
         let ct = resp.header("content-type").map(str::to_owned);
         if resp.body.is_empty() {
             return Ok(Load::Skip(
-                if ct.as_deref().is_some_and(is_html_type) || ct.is_none() {
+                if ct.as_deref().is_some_and(crate::http::is_html_type) || ct.is_none() {
                     "empty_content".into()
                 } else {
                     "not_html".into()
                 },
             ));
         }
-        if ct.as_deref().is_some_and(|c| !is_html_type(c)) || crate::http::is_binary(&resp.body) {
+        if ct.as_deref().is_some_and(|c| !crate::http::is_html_type(c))
+            || crate::http::is_binary(&resp.body)
+        {
             return Ok(Load::Skip("not_html".into()));
         }
         let xr = resp
@@ -321,16 +323,6 @@ pub async fn probe_soft_404(ctx: &PageContext) -> Option<u64> {
     }
     tracing::info!(job = %ctx.job, "the site answers 200 for missing pages; soft-404 detection on");
     Some(page_fingerprint(&ex.markdown, &probe))
-}
-
-fn is_html_type(ct: &str) -> bool {
-    let m = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    m == "text/html" || m == "application/xhtml+xml"
 }
 
 /// `(noindex, nofollow)` from one `X-Robots-Tag` value, honouring a `botname:` prefix.

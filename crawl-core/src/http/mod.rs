@@ -289,7 +289,7 @@ impl Fetcher for HttpFetcher {
 }
 
 /// `text/html` and `application/xhtml+xml` (parameters and case ignored).
-fn is_html_type(ct: &str) -> bool {
+pub(crate) fn is_html_type(ct: &str) -> bool {
     let essence = ct.split(';').next().unwrap_or("").trim();
     essence.eq_ignore_ascii_case("text/html")
         || essence.eq_ignore_ascii_case("application/xhtml+xml")

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::JobId;
-use crate::keys::{document_keys, job_prefix};
+use crate::keys::{choose_key, job_prefix};
 use crate::page::{Document, StoredDoc};
 use crate::traits::Sink;
 
@@ -15,6 +15,8 @@ struct State {
     objects: BTreeMap<String, Vec<u8>>,
     /// job → url → stored doc
     manifests: HashMap<JobId, BTreeMap<String, StoredDoc>>,
+    /// job → key → url holding it
+    holders: HashMap<JobId, HashMap<String, String>>,
 }
 
 /// In-memory [`Sink`].
@@ -49,23 +51,6 @@ impl fmt::Display for MemorySink {
     }
 }
 
-/// Picks the key for `doc` given the job's manifest (url → stored doc): the URL's existing
-/// key, else the title key if no other URL holds it, else the hashed key.
-pub(crate) fn choose_key<'a>(
-    doc: &Document,
-    held_by: impl Fn(&str) -> Option<&'a str>,
-    existing: Option<&StoredDoc>,
-) -> String {
-    if let Some(s) = existing {
-        return s.key.clone();
-    }
-    let (plain, hashed) = document_keys(doc);
-    match held_by(&plain) {
-        Some(u) if u != doc.meta.url.as_str() => hashed,
-        _ => plain,
-    }
-}
-
 #[async_trait]
 impl Sink for MemorySink {
     async fn put(&self, doc: &Document) -> Result<StoredDoc> {
@@ -73,17 +58,14 @@ impl Sink for MemorySink {
         let mut g = self.lock()?;
         let st = &mut *g;
         let manifest = st.manifests.entry(doc.job.clone()).or_default();
+        let holders = st.holders.entry(doc.job.clone()).or_default();
         let key = choose_key(
             doc,
-            |k| {
-                manifest
-                    .values()
-                    .find(|s| s.key == k)
-                    .map(|s| s.url.as_str())
-            },
-            manifest.get(doc.meta.url.as_str()),
+            manifest.get(doc.meta.url.as_str()).map(|s| s.key.as_str()),
+            |k| holders.get(k).map(String::as_str),
         );
         let stored = StoredDoc::new(doc.meta.url.clone(), key.clone(), doc.content_hash());
+        holders.insert(key.clone(), doc.meta.url.to_string());
         manifest.insert(doc.meta.url.to_string(), stored.clone());
         st.objects.insert(key, bytes);
         Ok(stored)
@@ -105,6 +87,7 @@ impl Sink for MemorySink {
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         let mut g = self.lock()?;
         let n = g.manifests.remove(job).map_or(0, |m| m.len());
+        g.holders.remove(job);
         let prefix = job_prefix(job);
         g.objects.retain(|k, _| !k.starts_with(&prefix));
         Ok(n)
