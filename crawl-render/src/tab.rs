@@ -33,6 +33,10 @@ pub(crate) struct TabState {
     pub(crate) gate: Option<RequestGate>,
     /// Network requests started and not yet finished or failed: id to URL.
     pub(crate) inflight: HashMap<String, String>,
+    /// Requests already finished, failed or refused during this render. The event streams are
+    /// merged, so a request's end can be seen before its start; a start seen after its end
+    /// must not count as in flight (that left a refused image "loading" until the deadline).
+    done: HashSet<String>,
     /// When `inflight` last changed.
     pub(crate) last_change: Instant,
     /// HTTP status of the main document.
@@ -86,6 +90,7 @@ impl Tab {
         let state = Arc::new(Mutex::new(TabState {
             gate: None,
             inflight: HashMap::new(),
+            done: HashSet::new(),
             last_change: Instant::now(),
             status: 0,
             committed: false,
@@ -156,6 +161,7 @@ impl Tab {
         let mut s = lock(&self.state);
         s.gate = Some(gate);
         s.inflight.clear();
+        s.done.clear();
         s.last_change = Instant::now();
         s.status = 0;
         s.committed = false;
@@ -260,7 +266,10 @@ async fn run_events(
                 }
                 // data:, blob: and the like never touch the network (and Chromium does not
                 // always report them finished).
-                if ev.request.url.starts_with("http:") || ev.request.url.starts_with("https:") {
+                let id = ev.request_id.inner();
+                let network =
+                    ev.request.url.starts_with("http:") || ev.request.url.starts_with("https:");
+                if network && !s.done.contains(id) {
                     s.inflight
                         .insert(ev.request_id.inner().clone(), ev.request.url.clone());
                     s.last_change = Instant::now();
@@ -304,6 +313,7 @@ async fn run_events(
 
 fn finish(state: &Mutex<TabState>, id: &str) {
     let mut s = lock(state);
+    s.done.insert(id.to_string());
     if s.inflight.remove(id).is_some() {
         s.last_change = Instant::now();
     }
@@ -337,6 +347,11 @@ async fn answer(
                 tracing::debug!(url = %ev.request.url, reason = ?why, "refused a page request");
             }
             lock(&state).refused += 1;
+            // A refused request never loads: it is done now, whatever order its network
+            // events arrive in.
+            if let Some(network_id) = ev.network_id.as_ref() {
+                finish(&state, network_id.inner());
+            }
             let fail = FailRequestParams::new(id, ErrorReason::BlockedByClient);
             tokio::time::timeout(limit, page.execute(fail))
                 .await
