@@ -29,7 +29,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 step "cargo test (all features)"
-cargo test --workspace --all-features
+cargo test --workspace --all-features --no-fail-fast
 step "offline example: crawl of the fixture site"
 rm -rf .ci-tmp/kb
 PROFILE=dev DEMO_PORT=8766 bash scripts/demo.sh --out .ci-tmp/kb --json > .ci-tmp/demo.json
