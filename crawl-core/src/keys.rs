@@ -112,28 +112,73 @@ pub fn choose_key<'a>(
     existing: Option<&str>,
     holder_of: impl FnOnce(&str) -> Option<&'a str>,
 ) -> String {
+    choose_key_by(doc, existing, |plain| {
+        holder_of(plain).is_some_and(|u| u != doc.meta.url.as_str())
+    })
+}
+
+/// [`choose_key`] for sinks whose index only tells whether another URL holds a key (a sink
+/// that keeps digests instead of strings): `held_by_other(plain)` answers for the plain key.
+pub fn choose_key_by(
+    doc: &Document,
+    existing: Option<&str>,
+    held_by_other: impl FnOnce(&str) -> bool,
+) -> String {
     if let Some(k) = existing {
         return k.to_owned();
     }
     let (plain, hashed) = document_keys(doc);
-    match holder_of(&plain) {
-        Some(u) if u != doc.meta.url.as_str() => hashed,
-        _ => plain,
+    if held_by_other(&plain) {
+        hashed
+    } else {
+        plain
     }
 }
 
 /// The bytes of a job's `manifest.json`: a JSON object, sorted by URL, of
-/// `{key, content_hash}` per document.
+/// `{key, content_hash}` per document. Serialized straight from `docs` (no intermediate
+/// JSON tree), so a large job's manifest costs little more memory than its bytes.
 pub fn manifest_json(docs: &[crate::page::StoredDoc]) -> crate::Result<Vec<u8>> {
-    let map: std::collections::BTreeMap<&str, serde_json::Value> = docs
-        .iter()
-        .map(|d| {
-            let v = serde_json::json!({ "key": d.key, "content_hash": d.content_hash });
-            (d.url.as_str(), v)
-        })
-        .collect();
-    serde_json::to_vec_pretty(&map)
-        .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, format!("manifest: {e}")))
+    let mut out = Vec::new();
+    write_manifest_json(&mut out, docs)?;
+    Ok(out)
+}
+
+/// Writes the bytes of [`manifest_json`] to `w` as they are produced (a sink that writes a
+/// file need not hold the whole manifest in memory).
+pub fn write_manifest_json(
+    w: impl std::io::Write,
+    docs: &[crate::page::StoredDoc],
+) -> crate::Result<()> {
+    use serde::ser::SerializeMap;
+
+    #[derive(serde::Serialize)]
+    struct Entry<'a> {
+        content_hash: &'a str,
+        key: &'a str,
+    }
+    struct Sorted<'a>(Vec<&'a crate::page::StoredDoc>);
+    impl serde::Serialize for Sorted<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(Some(self.0.len()))?;
+            for d in &self.0 {
+                let entry = Entry {
+                    content_hash: &d.content_hash,
+                    key: &d.key,
+                };
+                map.serialize_entry(d.url.as_str(), &entry)?;
+            }
+            map.end()
+        }
+    }
+    let mut sorted: Vec<&crate::page::StoredDoc> = docs.iter().collect();
+    sorted.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+    // One entry per URL (the last given wins, as the map this replaced did).
+    sorted.reverse();
+    sorted.dedup_by(|a, b| a.url == b.url);
+    sorted.reverse();
+    serde_json::to_writer_pretty(w, &Sorted(sorted))
+        .map_err(|e| crate::Error::new(crate::ErrorKind::Storage, format!("manifest: {e}")))
 }
 
 /// Key of a job's manifest (url → key list, JSON).
@@ -295,6 +340,36 @@ mod tests {
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn manifest_json_is_a_sorted_pretty_map_with_the_last_entry_per_url() {
+        use crate::page::StoredDoc;
+        let d = |url: &str, key: &str, hash: &str| StoredDoc::new(u(url), key.into(), hash.into());
+        let docs = vec![
+            d("https://b.example/", "j/b/b.md", "22"),
+            d("https://a.example/x", "j/a/x.md", "11"),
+            d("https://b.example/", "j/b/b2.md", "33"),
+        ];
+        // The same bytes a serde_json tree of the entries gives.
+        let tree: std::collections::BTreeMap<&str, serde_json::Value> = docs
+            .iter()
+            .map(|s| {
+                let v = serde_json::json!({ "key": s.key, "content_hash": s.content_hash });
+                (s.url.as_str(), v)
+            })
+            .collect();
+        let want = serde_json::to_vec_pretty(&tree).unwrap();
+        assert_eq!(
+            String::from_utf8(manifest_json(&docs).unwrap()).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+        let text = String::from_utf8(manifest_json(&docs).unwrap()).unwrap();
+        assert!(
+            text.contains("j/b/b2.md") && !text.contains("j/b/b.md\""),
+            "{text}"
+        );
+        assert!(text.find("a.example").unwrap() < text.find("b.example").unwrap());
     }
 
     #[test]

@@ -1,15 +1,21 @@
 //! Filesystem sink: one markdown file per page, written atomically (temp file + rename), and
 //! an append-only per-job manifest (`manifest.jsonl`, one `{url, key, content_hash}` line per
 //! new or changed document).
+//!
+//! The manifest on disk is the record of which URL holds which key. In memory the sink keeps
+//! only 64-bit digests of it (about 80 bytes a page instead of the strings), so a long crawl's
+//! memory does not grow with its URLs and keys; `list` and the rare re-put of a page whose
+//! title changed read the manifest back from disk.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Write;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use crawl_core::keys::{aux_key, choose_key, job_prefix};
+use crawl_core::keys::{aux_key, choose_key_by, document_keys, job_prefix};
 use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
 
 #[derive(Debug, thiserror::Error)]
@@ -47,10 +53,41 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Fs
     }
 }
 
+/// A 64-bit digest of a URL, key or content hash (SipHash with fixed keys: stable within a
+/// process, which is all the in-memory index needs; it is rebuilt from the manifest on open).
+fn digest(s: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// A job's url → key index, as digests. A digest collision can only make a page take its
+/// hashed key instead of its plain one (never lose or overwrite a document): the key a URL
+/// already holds is confirmed against the candidate key strings, or read from disk.
 #[derive(Debug, Default)]
 struct JobManifest {
-    by_url: HashMap<String, StoredDoc>,
-    key_holder: HashMap<String, String>,
+    /// url → (key, content hash) of its latest manifest line.
+    by_url: HashMap<u64, (u64, u64)>,
+    /// key → url holding it.
+    key_holder: HashMap<u64, u64>,
+}
+
+impl JobManifest {
+    fn record(&mut self, url: &str, key: &str, hash: &str) -> bool {
+        let (u, k, h) = (digest(url), digest(key), digest(hash));
+        self.key_holder.insert(k, u);
+        self.by_url.insert(u, (k, h)) != Some((k, h))
+    }
+}
+
+/// What the index knows of the key a document's URL already holds.
+enum Held {
+    /// The URL has no key yet.
+    None,
+    /// The URL holds this key (one of the document's candidate keys).
+    Key(String),
+    /// The URL holds a key that is neither candidate (its title changed): read it from disk.
+    Elsewhere,
 }
 
 /// Writes documents under a root folder: `ROOT/{job-id}/{domain}/{page-title}.md`.
@@ -130,21 +167,57 @@ impl FsSink {
     }
 }
 
-fn load_manifest(path: &Path) -> Result<JobManifest> {
-    let mut m = JobManifest::default();
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(m),
-        Err(e) => return Err(io("read", path)(e).into()),
+/// Calls `each` for every entry of a job's `manifest.jsonl`, in order, reading it line by
+/// line (a missing file has no entries).
+fn read_manifest(path: &Path, mut each: impl FnMut(StoredDoc)) -> std::result::Result<(), FsError> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io("open", path)(e)),
     };
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(io("read", path))? == 0 {
+            return Ok(());
+        }
         // A torn last line (process killed mid-append) is ignored; its document is re-put.
-        if let Ok(s) = serde_json::from_str::<StoredDoc>(line) {
-            m.key_holder.insert(s.key.clone(), s.url.to_string());
-            m.by_url.insert(s.url.to_string(), s);
+        if let Ok(s) = serde_json::from_str::<StoredDoc>(line.trim_end()) {
+            each(s);
         }
     }
+}
+
+fn load_manifest(path: &Path) -> Result<JobManifest> {
+    let mut m = JobManifest::default();
+    read_manifest(path, |s| {
+        m.record(s.url.as_str(), &s.key, &s.content_hash);
+    })?;
     Ok(m)
+}
+
+/// The key `url` holds according to the manifest on disk (its latest line).
+fn key_on_disk(path: &Path, url: &str) -> std::result::Result<Option<String>, FsError> {
+    let mut key = None;
+    read_manifest(path, |s| {
+        if s.url.as_str() == url {
+            key = Some(s.key);
+        }
+    })?;
+    Ok(key)
+}
+
+/// Every document of a job's manifest, the latest entry per URL, sorted by key.
+fn list_manifest(path: &Path) -> std::result::Result<Vec<StoredDoc>, FsError> {
+    let mut docs: Vec<StoredDoc> = Vec::new();
+    read_manifest(path, |s| docs.push(s))?;
+    // Stable sort keeps each URL's lines in file order; keep the last of each run.
+    docs.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+    docs.reverse();
+    docs.dedup_by(|a, b| a.url == b.url);
+    docs.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(docs)
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, then rename.
@@ -156,6 +229,25 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::result::Result<(), FsError> {
         let mut f = std::fs::File::create(&tmp).map_err(io("create", &tmp))?;
         f.write_all(bytes).map_err(io("write", &tmp))?;
         std::fs::rename(&tmp, path).map_err(io("rename", path))
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// Writes a job's `manifest.json` atomically, streaming it to a temp file.
+fn write_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
+    let res = (|| {
+        let f = std::fs::File::create(&tmp).map_err(io("create", &tmp))?;
+        let mut w = std::io::BufWriter::new(f);
+        crawl_core::keys::write_manifest_json(&mut w, docs)?;
+        w.flush().map_err(io("write", &tmp))?;
+        std::fs::rename(&tmp, path).map_err(io("rename", path))?;
+        Ok(())
     })();
     if res.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -195,21 +287,37 @@ async fn blocking<T: Send + 'static>(
 impl Sink for FsSink {
     async fn put(&self, doc: &Document) -> Result<StoredDoc> {
         let manifest = self.manifest(&doc.job).await?;
-        let url = doc.meta.url.to_string();
+        let mpath = self.manifest_path(&doc.job);
+        let url = doc.meta.url.as_str();
         let hash = doc.content_hash();
+        let (plain, hashed) = document_keys(doc);
+        let poisoned = || Error::new(ErrorKind::Internal, "FsSink lock poisoned");
+        let held = {
+            let m = manifest.lock().map_err(|_| poisoned())?;
+            match m.by_url.get(&digest(url)) {
+                None => Held::None,
+                Some((k, _)) if *k == digest(&plain) => Held::Key(plain.clone()),
+                Some((k, _)) if *k == digest(&hashed) => Held::Key(hashed.clone()),
+                Some(_) => Held::Elsewhere,
+            }
+        };
+        let existing = match held {
+            Held::None => None,
+            Held::Key(k) => Some(k),
+            Held::Elsewhere => {
+                let (path, url) = (mpath.clone(), url.to_owned());
+                blocking(move || key_on_disk(&path, &url)).await?
+            }
+        };
         // Choose the key and record it under the job's lock; the file is written after.
         let (stored, changed) = {
-            let mut m = manifest
-                .lock()
-                .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))?;
-            let key = choose_key(doc, m.by_url.get(&url).map(|s| s.key.as_str()), |k| {
-                m.key_holder.get(k).map(String::as_str)
+            let mut m = manifest.lock().map_err(|_| poisoned())?;
+            let u = digest(url);
+            let key = choose_key_by(doc, existing.as_deref(), |k| {
+                m.key_holder.get(&digest(k)).is_some_and(|h| *h != u)
             });
-            let stored = StoredDoc::new(doc.meta.url.clone(), key.clone(), hash);
-            let changed = m.by_url.get(&url) != Some(&stored);
-            m.key_holder.insert(key, url.clone());
-            m.by_url.insert(url, stored.clone());
-            (stored, changed)
+            let changed = m.record(url, &key, &hash);
+            (StoredDoc::new(doc.meta.url.clone(), key, hash), changed)
         };
         let path = self.path_of(&stored.key)?;
         let bytes = doc.to_file_bytes();
@@ -221,9 +329,8 @@ impl Sink for FsSink {
         } else {
             None
         };
-        let mpath = self.manifest_path(&doc.job);
         let held = self.gate(&doc.job)?.read_owned().await;
-        blocking(move || {
+        let written = blocking(move || {
             let _held = held;
             write_atomic(&path, &bytes)?;
             match manifest_line {
@@ -231,8 +338,14 @@ impl Sink for FsSink {
                 None => Ok(()),
             }
         })
-        .await?;
-        Ok(stored)
+        .await;
+        if written.is_err() {
+            // Forget the entry so a retried put writes its manifest line.
+            if let Ok(mut m) = manifest.lock() {
+                m.by_url.remove(&digest(url));
+            }
+        }
+        written.map(|()| stored)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
@@ -246,13 +359,8 @@ impl Sink for FsSink {
     }
 
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
-        let m = self.manifest(job).await?;
-        let g = m
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))?;
-        let mut v: Vec<StoredDoc> = g.by_url.values().cloned().collect();
-        v.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(v)
+        let path = self.manifest_path(job);
+        blocking(move || list_manifest(&path)).await
     }
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
@@ -270,9 +378,11 @@ impl Sink for FsSink {
     }
 
     async fn finish_job(&self, job: &JobId) -> Result<()> {
-        let bytes = crawl_core::keys::manifest_json(&self.list(job).await?)?;
+        let docs = self.list(job).await?;
         let path = self.root.join(crawl_core::keys::manifest_key(job));
-        blocking(move || write_atomic(&path, &bytes)).await
+        tokio::task::spawn_blocking(move || write_manifest(&path, &docs))
+            .await
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
     }
 
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
@@ -340,6 +450,45 @@ mod tests {
             "key must be stable across processes"
         );
         assert_eq!(s.put(&a).await.unwrap().key, ka);
+    }
+
+    #[tokio::test]
+    async fn a_page_whose_title_changed_keeps_its_key_in_this_and_a_new_process() {
+        // The index keeps digests, not key strings: a re-put whose title changed must find
+        // the key the URL holds from the manifest on disk, not write a second file.
+        let dir = tempfile::tempdir().unwrap();
+        let job = JobId::new();
+        let url = "https://example.com/page";
+        let first = crawl_core::conformance::sample_doc(&job, url, Some("Old title"), "a\n");
+        let renamed = crawl_core::conformance::sample_doc(&job, url, Some("New title"), "b\n");
+        let s = FsSink::new(dir.path()).unwrap();
+        let key = s.put(&first).await.unwrap().key;
+        assert!(key.ends_with("/old-title.md"), "{key}");
+        assert_eq!(s.put(&renamed).await.unwrap().key, key);
+        let again = FsSink::new(dir.path()).unwrap();
+        assert_eq!(again.put(&renamed).await.unwrap().key, key);
+        let listed = again.list(&job).await.unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].content_hash, renamed.content_hash());
+        let bytes = again.get(&key).await.unwrap().unwrap();
+        assert!(String::from_utf8(bytes).unwrap().contains("New title"));
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_is_listed_once_its_retry_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = JobId::new();
+        let d =
+            crawl_core::conformance::sample_doc(&job, "https://example.com/a", Some("A"), "a\n");
+        let s = FsSink::new(dir.path()).unwrap();
+        // A folder where the manifest file should be makes the append fail.
+        let m = dir.path().join(job.as_str()).join("manifest.jsonl");
+        std::fs::create_dir_all(&m).unwrap();
+        let err = s.put(&d).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
+        std::fs::remove_dir(&m).unwrap();
+        let stored = s.put(&d).await.unwrap();
+        assert_eq!(s.list(&job).await.unwrap(), vec![stored]);
     }
 
     #[tokio::test]
