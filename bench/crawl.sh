@@ -14,6 +14,7 @@ need=()
 command -v nginx >/dev/null || need+=(nginx-light)
 [[ -d /usr/share/doc/python3.11/html ]] || need+=(python3.11-doc)
 [[ -x /usr/bin/time ]] || need+=(time)
+command -v heaptrack >/dev/null || need+=(heaptrack)
 if ((${#need[@]})); then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
@@ -64,6 +65,18 @@ run "pydocs x10, all pages" "http://127.0.0.1:$port/pydocs/index.html" 100000
 run "generated, 1k pages" "http://127.0.0.1:$port/gen/p0.html" 1000
 run "generated, 5k pages" "http://127.0.0.1:$port/gen/p0.html" 5000
 run "generated, 10k pages" "http://127.0.0.1:$port/gen/p0.html" 10000
+
+# Peak heap (heaptrack counts every allocation: unlike peak RSS it does not move with the
+# allocator's arenas and fragmentation, so it shows what the crawl itself holds).
+printf '\n%-28s %7s %12s\n' "run (under heaptrack)" pages peak_heap_MB
+for n in 1000 5000 10000; do
+  rm -rf "$work/out" "$work/heap".*
+  heaptrack -o "$work/heap" "$bin" "http://127.0.0.1:$port/gen/p0.html" --out "$work/out" \
+    --depth 30 --max-pages "$n" --rate 0 --concurrency "$conc" --allow-private-network \
+    --lift-guardrails --json > /dev/null 2>&1
+  peak=$(heaptrack_print -f "$work"/heap.* 2>/dev/null | sed -n 's/^peak heap memory consumption: //p')
+  printf '%-28s %7s %12s\n' "generated, $n pages" "$n" "$peak"
+done
 
 # Peer baseline: spider-rs (crates.io `spider`, HTTP only) + spider_transformations markdown,
 # one .md file per page, no delay, robots.txt respected, depth 30 (bench/peers/spider-md).

@@ -209,15 +209,40 @@ fn key_on_disk(path: &Path, url: &str) -> std::result::Result<Option<String>, Fs
 }
 
 /// Every document of a job's manifest, the latest entry per URL, sorted by key.
-fn list_manifest(path: &Path) -> std::result::Result<Vec<StoredDoc>, FsError> {
-    let mut docs: Vec<StoredDoc> = Vec::new();
-    read_manifest(path, |s| docs.push(s))?;
-    // Stable sort keeps each URL's lines in file order; keep the last of each run.
-    docs.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
-    docs.reverse();
-    docs.dedup_by(|a, b| a.url == b.url);
-    docs.sort_by(|a, b| a.key.cmp(&b.key));
+/// `expected` (the index's document count) sizes the list up front.
+fn list_manifest(path: &Path, expected: usize) -> std::result::Result<Vec<StoredDoc>, FsError> {
+    use std::collections::hash_map::Entry;
+    let mut docs: Vec<StoredDoc> = Vec::with_capacity(expected);
+    // URL digest → position in `docs`. Two URLs sharing a digest (never seen in practice)
+    // fall back to a scan.
+    let mut at: HashMap<u64, usize> = HashMap::with_capacity(expected);
+    read_manifest(path, |s| match at.entry(digest(s.url.as_str())) {
+        Entry::Occupied(e) if docs[*e.get()].url == s.url => docs[*e.get()] = s,
+        Entry::Occupied(_) => match docs.iter().position(|d| d.url == s.url) {
+            Some(i) => docs[i] = s,
+            None => docs.push(s),
+        },
+        Entry::Vacant(e) => {
+            e.insert(docs.len());
+            docs.push(s);
+        }
+    })?;
+    drop(at);
+    // Unstable sort: no scratch buffer of half the list (a URL has one key, keys are unique).
+    docs.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| a.url.cmp(&b.url)));
     Ok(docs)
+}
+
+/// Rewrites a job's `manifest.jsonl` with one line per document (re-puts append lines).
+fn compact_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
+    write_streamed(path, |w| {
+        for d in docs {
+            serde_json::to_writer(&mut *w, d)
+                .map_err(|e| Error::new(ErrorKind::Storage, format!("manifest.jsonl: {e}")))?;
+            w.write_all(b"\n").map_err(io("write", path))?;
+        }
+        Ok(())
+    })
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, then rename.
@@ -238,13 +263,22 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::result::Result<(), FsError> {
 
 /// Writes a job's `manifest.json` atomically, streaming it to a temp file.
 fn write_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
+    write_streamed(path, |w| crawl_core::keys::write_manifest_json(w, docs))
+}
+
+/// Writes a file atomically (temp file in the same folder, then rename) from what `fill`
+/// writes to a buffered writer, without holding the whole file in memory.
+fn write_streamed(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<()>,
+) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
     let res = (|| {
         let f = std::fs::File::create(&tmp).map_err(io("create", &tmp))?;
         let mut w = std::io::BufWriter::new(f);
-        crawl_core::keys::write_manifest_json(&mut w, docs)?;
+        fill(&mut w)?;
         w.flush().map_err(io("write", &tmp))?;
         std::fs::rename(&tmp, path).map_err(io("rename", path))?;
         Ok(())
@@ -359,8 +393,13 @@ impl Sink for FsSink {
     }
 
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        let expected = {
+            let m = self.manifest(job).await?;
+            let n = m.lock().map(|g| g.by_url.len()).unwrap_or(0);
+            n
+        };
         let path = self.manifest_path(job);
-        blocking(move || list_manifest(&path)).await
+        blocking(move || list_manifest(&path, expected)).await
     }
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
@@ -378,11 +417,18 @@ impl Sink for FsSink {
     }
 
     async fn finish_job(&self, job: &JobId) -> Result<()> {
+        // Exclusive: no put may append a line between the listing and the rewrite.
+        let held = self.gate(job)?.write_owned().await;
         let docs = self.list(job).await?;
         let path = self.root.join(crawl_core::keys::manifest_key(job));
-        tokio::task::spawn_blocking(move || write_manifest(&path, &docs))
-            .await
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+        let lines = self.manifest_path(job);
+        tokio::task::spawn_blocking(move || {
+            let _held = held;
+            compact_manifest(&lines, &docs)?;
+            write_manifest(&path, &docs)
+        })
+        .await
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
     }
 
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
@@ -472,6 +518,34 @@ mod tests {
         assert_eq!(listed[0].content_hash, renamed.content_hash());
         let bytes = again.get(&key).await.unwrap().unwrap();
         assert!(String::from_utf8(bytes).unwrap().contains("New title"));
+    }
+
+    #[tokio::test]
+    async fn finish_job_leaves_one_manifest_line_per_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = JobId::new();
+        let s = FsSink::new(dir.path()).unwrap();
+        for (page, body) in [("a", "1\n"), ("b", "1\n"), ("a", "2\n"), ("a", "3\n")] {
+            let url = format!("https://example.com/{page}");
+            let d = crawl_core::conformance::sample_doc(&job, &url, Some(page), body);
+            s.put(&d).await.unwrap();
+        }
+        let lines = dir.path().join(job.as_str()).join("manifest.jsonl");
+        let count = || std::fs::read_to_string(&lines).unwrap().lines().count();
+        assert_eq!(count(), 4);
+        let before = s.list(&job).await.unwrap();
+        s.finish_job(&job).await.unwrap();
+        assert_eq!(count(), 2);
+        assert_eq!(s.list(&job).await.unwrap(), before);
+        assert_eq!(
+            FsSink::new(dir.path()).unwrap().list(&job).await.unwrap(),
+            before
+        );
+        let json: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(job.as_str()).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json.as_object().unwrap().len(), 2);
     }
 
     #[tokio::test]
