@@ -229,6 +229,48 @@ async fn page_cap_and_depth_are_exact_and_a_failing_page_is_tolerated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_plan_run_dying_between_admission_and_the_level_list_is_retried_without_loss() {
+    if !services_available() {
+        return;
+    }
+    let fx = site().await;
+    let h = Harness::start_with_sink_through_proxy().await;
+    // The first plan run admits level 1 (dedup records, page reservations), then every S3
+    // PUT of the level-1 list fails: the run ends with a retryable error, as if the Lambda had
+    // died there. Step Functions retries the plan step; the retry must re-collect what the
+    // first run admitted rather than see those URLs as already crawled.
+    {
+        let mut f = h.faults.lock().unwrap();
+        f.fail_put_of = Some("sfn-level-1.json".into());
+        f.fail_put_in_plan_runs = 1;
+    }
+    let req = request(&fx, 3, 100);
+    let (status, rec) = run(&h, &req).await;
+    let (invoked, failed_puts) = {
+        let f = h.faults.lock().unwrap();
+        (f.invoked.clone(), f.failed_puts)
+    };
+    assert!(failed_puts > 0, "the fault was not injected: {invoked:?}");
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+    assert_eq!(
+        rec.progress.pages_processed, rec.progress.pages_total,
+        "{rec:?}"
+    );
+    let (emb, emb_docs) = embedded(&req).await;
+    // Same documents as the embedded engine (totals may differ by a redirect: see the
+    // first test).
+    assert_eq!(
+        rec.progress.stored, emb.progress.stored,
+        "{rec:?} vs {emb:?}"
+    );
+    assert_eq!(documents(&*h.svc.sink, &rec.id).await, emb_docs);
+    // The failed plan run was retried: one run more than the levels it planned.
+    let plans = invoked.iter().filter(|n| *n == "plan").count();
+    assert!(plans >= 2, "{invoked:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unreachable_robots_txt_fails_the_job_through_mark_failed() {
     if !services_available() {
         return;

@@ -16,10 +16,10 @@ use super::builder::{from_env, DynamoBuilder, Parts};
 use super::table::{self, get_n, n, s, TableSpec};
 use crate::error::AwsError;
 
-const PK: &str = "pk";
-const SK: &str = "sk";
-const KEY: &str = "url_key";
-const EXPIRES: &str = "expires_at";
+pub(super) const PK: &str = "pk";
+pub(super) const SK: &str = "sk";
+pub(super) const KEY: &str = "url_key";
+pub(super) const EXPIRES: &str = "expires_at";
 /// Keys longer than this are stored under their SHA-256 (DynamoDB sort keys hold 1,024 bytes).
 const MAX_PLAIN_KEY: usize = 1000;
 /// Conditional puts in flight for one `insert_many`.
@@ -52,7 +52,7 @@ impl fmt::Display for DynamoDedup {
     }
 }
 
-fn sort_key(key: &str) -> String {
+pub(super) fn sort_key(key: &str) -> String {
     if key.len() > MAX_PLAIN_KEY {
         format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
     } else {
@@ -88,6 +88,16 @@ impl DynamoDedup {
     /// The SDK client (the host limiter shares the table).
     pub(crate) fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The clock deciding what has expired.
+    pub(super) fn clock(&self) -> DynClock {
+        std::sync::Arc::clone(&self.clock)
+    }
+
+    /// How long a key stays present.
+    pub(super) fn ttl(&self) -> Duration {
+        self.ttl
     }
 
     /// The table name.

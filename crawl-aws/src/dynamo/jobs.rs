@@ -18,21 +18,21 @@ use super::builder::{from_env, DynamoBuilder, Parts};
 use super::table::{self, get_counts, get_n, get_s, n, s, Item, TableSpec};
 use crate::error::AwsError;
 
-const PK: &str = "pk";
+pub(super) const PK: &str = "pk";
 const STATUS: &str = "status";
 const ASSISTANT: &str = "assistant_id";
 const REQUEST: &str = "request";
-const MAX_PAGES: &str = "max_pages";
+pub(super) const MAX_PAGES: &str = "max_pages";
 const FAILURE: &str = "failure";
 const STARTED_AT: &str = "started_at";
 /// Start time as 20 zero-padded digits of epoch nanoseconds: sorts as text.
 const STARTED_NS: &str = "started_ns";
 const COMPLETED_AT: &str = "completed_at";
-const TOTAL: &str = "pages_total";
-const PROCESSED: &str = "pages_processed";
-const STORED: &str = "stored";
-const SKIPPED: &str = "skipped";
-const EXCLUDED: &str = "excluded";
+pub(super) const TOTAL: &str = "pages_total";
+pub(super) const PROCESSED: &str = "pages_processed";
+pub(super) const STORED: &str = "stored";
+pub(super) const SKIPPED: &str = "skipped";
+pub(super) const EXCLUDED: &str = "excluded";
 /// Index of jobs by assistant, newest last.
 pub const ASSISTANT_INDEX: &str = "assistant-index";
 

@@ -1,15 +1,16 @@
 //! The five handlers. Plain async functions over [`Services`]: the Lambda runtime, the
 //! local `--invoke` mode and tests call the same code. Every page goes through
-//! [`crawl_core::engine::process_page`] and every admission through
-//! [`ComposedLedger`] (with a collecting frontier), as in the embedded engine.
+//! [`crawl_core::engine::process_page`], as in the embedded engine; admissions and page
+//! counts go through the [`LevelLedger`](crate::dynamo::LevelLedger), whose steps are
+//! transactions that a re-run after a crash repeats with the same result.
 
 use std::sync::Arc;
 
 use crawl_core::engine::{process_page, strip_site_template, PageContext, TemplateOptions};
 use crawl_core::url::normalize;
 use crawl_core::{
-    ComposedLedger, CrawlLedger, DynDedupStore, DynFetcher, DynJobStore, DynSink, ErrorKind,
-    FrontierEntry, JobId, JobRecord, JobStatus, PageOutcome,
+    DynDedupStore, DynFetcher, DynSink, ErrorKind, FrontierEntry, JobId, JobRecord, JobStatus,
+    PageOutcome,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
@@ -17,9 +18,7 @@ use serde_json::{json, Value};
 use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
-use super::state::{
-    get_json, level_name, put_json, report_name, s3_key, CollectingFrontier, ROBOTS_NAME,
-};
+use super::state::{get_json, level_name, put_json, report_name, s3_key, ROBOTS_NAME};
 use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
@@ -54,23 +53,17 @@ fn level_state(svc: &Services, job: &JobId, level: u32, n: usize) -> HResult<Lev
     })
 }
 
-/// Admits candidates through dedup and the job store; returns the admitted entries.
+/// Admits candidates for `level` through the [`LevelLedger`](crate::dynamo::LevelLedger):
+/// dedup, page budget and exclusion counts; returns the level's pages, the same on a re-run.
 async fn admit(
     svc: &Services,
     job: &JobId,
+    level: u32,
     candidates: Vec<crawl_core::Candidate>,
 ) -> HResult<Vec<PageItem>> {
-    let collected = Arc::new(CollectingFrontier::default());
-    let ledger = ComposedLedger::new(
-        Arc::clone(&collected) as crawl_core::DynFrontier,
-        Arc::clone(&svc.dedup) as DynDedupStore,
-        Arc::clone(&svc.jobs) as DynJobStore,
-    );
-    if !candidates.is_empty() {
-        ledger.admit(job, candidates).await?;
-    }
-    Ok(collected
-        .take()
+    let admission = svc.ledger.admit_level(job, level, candidates).await?;
+    Ok(admission
+        .admitted
         .into_iter()
         .map(|e| PageItem {
             job_id: job.clone(),
@@ -130,7 +123,7 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
         .unwrap_or_default();
     put_json(&svc.sink, &job, ROBOTS_NAME, &robots).await?;
-    let items = admit(svc, &job, vec![candidate]).await?;
+    let items = admit(svc, &job, 0, vec![candidate]).await?;
     put_json(&svc.sink, &job, &level_name(0), &items).await?;
     level_state(svc, &job, 0, items.len())
 }
@@ -210,9 +203,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
             None => PageOutcome::Skipped("worker_failed".into()),
         };
         let marker = format!("{key}\u{1}page-done");
-        if crawl_core::DedupStore::insert(&*svc.dedup, &job, &marker).await? {
-            crawl_core::JobStore::record_page(&*svc.jobs, &job, &outcome).await?;
-        }
+        svc.ledger.record_page_once(&job, &marker, &outcome).await?;
         if let Some(r) = report {
             links.extend(r.links);
         }
@@ -222,7 +213,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         Some(done) => done,
         None => {
             let candidates = ctx.link_candidates(&links, next).await?;
-            let admitted = admit(svc, &job, candidates).await?;
+            let admitted = admit(svc, &job, next, candidates).await?;
             put_json(&svc.sink, &job, &level_name(next), &admitted).await?;
             admitted
         }

@@ -7,6 +7,7 @@ use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
 use crawl_core::{CrawlRequest, DynFetcher, Guardrails, Result};
 
 use super::robots::{RobotsSnapshot, SeededRobots};
+use crate::dynamo::LevelLedger;
 use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
 
 /// The sink, dedup store and job store the handlers share, and the guardrails every request
@@ -24,12 +25,15 @@ pub struct Services {
     pub guardrails: Guardrails,
     /// Time source (`fetched_at`).
     pub clock: DynClock,
+    /// Admissions and page counts over the dedup and job tables, repeatable per level.
+    pub(crate) ledger: LevelLedger,
 }
 
 impl Services {
     /// Services over these backends, with the default guardrails and the system clock.
     pub fn new(sink: S3Sink, dedup: DynamoDedup, jobs: DynamoJobStore) -> Self {
         Services {
+            ledger: LevelLedger::new(&dedup, &jobs),
             sink: Arc::new(sink),
             dedup: Arc::new(dedup),
             jobs: Arc::new(jobs),
