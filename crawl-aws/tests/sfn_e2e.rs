@@ -343,7 +343,15 @@ async fn a_page_with_5000_links_and_a_level_without_links() {
     assert_eq!(rec.progress.pages_processed, 12);
     assert_eq!(rec.progress.stored, 12);
     assert_eq!(rec.progress.excluded.get("max_pages"), Some(&(5000 - 11)));
-    let invoked = h.faults.lock().unwrap().invoked.clone();
+    let (invoked, durations) = {
+        let f = h.faults.lock().unwrap();
+        (f.invoked.clone(), f.durations.clone())
+    };
+    for (name, d) in &durations {
+        if name != "scrape" {
+            println!("MEASURED: {name}: {:.1} s", d.as_secs_f64());
+        }
+    }
     assert_eq!(
         invoked.iter().filter(|n| *n == "plan").count(),
         2,
