@@ -144,6 +144,9 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
     let h = Harness::start().await;
     // Every scrape item delivered twice: still one document and one count per page.
     h.faults.lock().unwrap().duplicate_scrapes = true;
+    // The ingestion webhook refuses the first delivery: finalise fails, is retried, and
+    // the retry delivers.
+    h.webhook.lock().unwrap().fail_next = 1;
     let req = request(&fx, 3, 100);
     let (status, rec) = run(&h, &req).await;
     assert_eq!(status, "SUCCEEDED", "{rec:?}");
@@ -188,6 +191,32 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
     }
     assert_eq!(invoked.first().map(String::as_str), Some("init"));
     assert_eq!(invoked.last().map(String::as_str), Some("finalise"));
+
+    // The ingestion hand-off: one refused delivery, then one accepted, signed, listing
+    // every stored document.
+    let received = h.webhook.lock().unwrap().received.clone();
+    let statuses: Vec<u16> = received.iter().map(|r| r.3).collect();
+    assert_eq!(statuses, [503, 200], "{received:?}");
+    let (signature, delivery, body, _) = &received[1];
+    assert!(crawl_api::ingest::verify(
+        harness::WEBHOOK_SECRET,
+        body,
+        signature
+    ));
+    assert_eq!(delivery, &format!("crawl.completed:{}", rec.id));
+    let manifest: crawl_api::ingest::Manifest = serde_json::from_slice(body).unwrap();
+    assert_eq!(manifest.crawl_job_id, rec.id.to_string());
+    let mut urls: Vec<String> = manifest.documents.iter().map(|d| d.url.clone()).collect();
+    urls.sort();
+    assert_eq!(urls, docs.keys().cloned().collect::<Vec<_>>());
+    // A re-delivered finalise (Lambda at-least-once): the job is already ingested.
+    let state: crawl_aws::lambda::LevelState = serde_json::from_value(json!({
+        "job_id": rec.id, "bucket": "unused", "level": 0, "level_key": "unused", "has_next": false
+    }))
+    .unwrap();
+    let again = crawl_aws::lambda::finalise(&h.svc, state).await.unwrap();
+    assert_eq!(again.status, JobStatus::Completed);
+    assert_eq!(h.webhook.lock().unwrap().received.len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -33,6 +33,10 @@ pub(super) const PROCESSED: &str = "pages_processed";
 pub(super) const STORED: &str = "stored";
 pub(super) const SKIPPED: &str = "skipped";
 pub(super) const EXCLUDED: &str = "excluded";
+/// When the job's documents were handed to the ingestor (RFC 3339), once.
+const INGESTED_AT: &str = "ingested_at";
+/// Epoch seconds until which one finalise run holds the ingestion hand-off.
+const INGEST_LEASE: &str = "ingest_lease_until";
 /// Index of jobs by assistant, newest last.
 pub const ASSISTANT_INDEX: &str = "assistant-index";
 
@@ -244,6 +248,90 @@ impl DynamoJobStore {
                 }
             }
         }
+    }
+}
+
+/// Who may hand a completed job's documents to the ingestor (see
+/// [`DynamoJobStore::begin_ingestion`]).
+#[cfg(feature = "aws-lambda")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ingestion {
+    /// This caller: call the ingestor, then [`DynamoJobStore::end_ingestion`].
+    Mine,
+    /// Already done for this job.
+    Done,
+    /// Another run holds the hand-off (until its lease ends).
+    Busy,
+    /// The job is not COMPLETED: nothing to hand off.
+    NotCompleted,
+}
+
+#[cfg(feature = "aws-lambda")]
+impl DynamoJobStore {
+    /// Takes the job's one ingestion hand-off for `lease`: a conditional update that
+    /// succeeds only on a COMPLETED job not yet ingested and not held by a live lease.
+    pub(crate) async fn begin_ingestion(
+        &self,
+        job: &JobId,
+        lease: std::time::Duration,
+    ) -> Result<Ingestion> {
+        let now = self.clock.now().unix_timestamp();
+        let until = now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX / 2));
+        let applied = self
+            .update(job, |r| {
+                r.update_expression("SET #l = :until")
+                    .condition_expression(
+                        "attribute_exists(#pk) AND #st = :completed AND attribute_not_exists(#i) \
+                         AND (attribute_not_exists(#l) OR #l <= :now)",
+                    )
+                    .expression_attribute_names("#st", STATUS)
+                    .expression_attribute_names("#i", INGESTED_AT)
+                    .expression_attribute_names("#l", INGEST_LEASE)
+                    .expression_attribute_values(":completed", s(JobStatus::Completed.as_str()))
+                    .expression_attribute_values(":until", n(until))
+                    .expression_attribute_values(":now", n(now))
+            })
+            .await?;
+        if applied {
+            return Ok(Ingestion::Mine);
+        }
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(job.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("GetItem", e), job))?;
+        let item = out.item().cloned().unwrap_or_default();
+        Ok(if item.contains_key(INGESTED_AT) {
+            Ingestion::Done
+        } else if get_s(&item, STATUS) != Some(JobStatus::Completed.as_str()) {
+            Ingestion::NotCompleted
+        } else {
+            Ingestion::Busy
+        })
+    }
+
+    /// Ends the hand-off taken by [`begin_ingestion`](Self::begin_ingestion): marks the job
+    /// ingested when `delivered`, else releases the lease so a retry can take it.
+    pub(crate) async fn end_ingestion(&self, job: &JobId, delivered: bool) -> Result<()> {
+        let now = rfc3339(self.clock.now());
+        self.update(job, |r| {
+            let r = r
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#l", INGEST_LEASE);
+            if delivered {
+                r.update_expression("SET #i = :now REMOVE #l")
+                    .expression_attribute_names("#i", INGESTED_AT)
+                    .expression_attribute_values(":now", s(now))
+            } else {
+                r.update_expression("REMOVE #l")
+            }
+        })
+        .await
+        .map(|_| ())
     }
 }
 

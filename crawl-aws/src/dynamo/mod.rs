@@ -11,6 +11,8 @@ mod table;
 
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
+#[cfg(feature = "aws-lambda")]
+pub(crate) use jobs::Ingestion;
 pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
 #[cfg(feature = "aws-lambda")]
 pub(crate) use ledger::LevelLedger;

@@ -19,7 +19,8 @@ use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
 use super::state::{get_json, level_name, put_json, report_name, s3_key, ROBOTS_NAME};
-use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED};
+use crate::dynamo::Ingestion;
+use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED, ERR_TRANSIENT};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
 
@@ -221,14 +222,39 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
     level_state(svc, &job, next, next_items.len())
 }
 
-/// Finalise: the site-template pass over the stored documents, the sink's manifest, and the
-/// job COMPLETED. Returns the final record.
+/// How long one finalise run holds a job's ingestion hand-off: the Lambda's longest
+/// timeout, so a live run is never overtaken.
+const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Finalise: the site-template pass over the stored documents, the sink's manifest, the
+/// job COMPLETED, then the ingestion hand-off: [`Services::ingestor`] is called once per
+/// completed job with its documents. Idempotent: a re-delivered finalise finds the job
+/// already ingested (a flag in the job store) and calls nothing; a failed hand-off is
+/// reported as the handler's error and left for the retry. Returns the final record.
 pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     let job = st.job_id;
     strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
     crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
-    record_of(svc, &job).await
+    let record = record_of(svc, &job).await?;
+    if let Some(ingestor) = &svc.ingestor {
+        match svc.jobs.begin_ingestion(&job, INGEST_LEASE).await? {
+            Ingestion::Mine => {
+                let docs = crawl_core::Sink::list(&*svc.sink, &job).await?;
+                let res = ingestor.on_completed(&record, &docs).await;
+                svc.jobs.end_ingestion(&job, res.is_ok()).await?;
+                res?;
+            }
+            Ingestion::Done | Ingestion::NotCompleted => {}
+            Ingestion::Busy => {
+                return Err(HandlerError::new(
+                    ERR_TRANSIENT,
+                    format!("job {job}: another finalise run is handing it to {ingestor}"),
+                ))
+            }
+        }
+    }
+    Ok(record)
 }
 
 /// Mark failed: the job ends FAILED with the caught error's message as the reason.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
-use crawl_core::{CrawlRequest, DynFetcher, Guardrails, Result};
+use crawl_core::{CrawlRequest, DynFetcher, DynIngestor, Guardrails, Result};
 
 use super::robots::{RobotsSnapshot, SeededRobots};
 use crate::dynamo::LevelLedger;
@@ -25,6 +25,8 @@ pub struct Services {
     pub guardrails: Guardrails,
     /// Time source (`fetched_at`).
     pub clock: DynClock,
+    /// Called once per completed job by the finalise handler (none by default).
+    pub ingestor: Option<DynIngestor>,
     /// Admissions and page counts over the dedup and job tables, repeatable per level.
     pub(crate) ledger: LevelLedger,
 }
@@ -39,6 +41,7 @@ impl Services {
             jobs: Arc::new(jobs),
             guardrails: Guardrails::default(),
             clock: Arc::new(SystemClock),
+            ingestor: None,
         }
     }
 
@@ -48,9 +51,19 @@ impl Services {
         self
     }
 
+    /// Hands each completed job's documents to `ingestor`, once per job (see
+    /// [`finalise`](super::finalise)).
+    pub fn with_ingestor(mut self, ingestor: DynIngestor) -> Self {
+        self.ingestor = Some(ingestor);
+        self
+    }
+
     /// Configured from the environment: `KB_CRAWL_S3_BUCKET`, `KB_CRAWL_S3_PREFIX`,
     /// `KB_CRAWL_DEDUP_TABLE`, `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_AWS_ENDPOINT`, and
-    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise).
+    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise), and
+    /// `KB_CRAWL_WEBHOOK_URL` with `KB_CRAWL_WEBHOOK_SECRET`: when set, completed jobs are
+    /// handed to a [`WebhookIngestor`](crawl_api::ingest::WebhookIngestor) (a signed
+    /// manifest POSTed to that URL).
     pub async fn from_env() -> Result<Services> {
         let mut s = Services::new(
             S3Sink::from_env().await?,
@@ -60,6 +73,17 @@ impl Services {
         if let Some(g) = crate::config::env("KB_CRAWL_GUARDRAILS") {
             s.guardrails = serde_json::from_str(&g)
                 .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;
+        }
+        if let Some(url) = crate::config::env("KB_CRAWL_WEBHOOK_URL") {
+            let secret = crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
+                crawl_core::Error::invalid(
+                    "KB_CRAWL_WEBHOOK_URL is set but KB_CRAWL_WEBHOOK_SECRET is not",
+                )
+            })?;
+            s.ingestor = Some(Arc::new(crawl_api::ingest::WebhookIngestor::new(
+                url,
+                secret.into_bytes(),
+            )?));
         }
         Ok(s)
     }

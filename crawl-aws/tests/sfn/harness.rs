@@ -41,6 +41,46 @@ pub struct Faults {
     pub failed_puts: usize,
 }
 
+/// The loopback ingestion webhook every harness's finalise hands completed jobs to.
+#[derive(Debug, Default)]
+pub struct Webhook {
+    /// Deliveries to answer with 503 before accepting.
+    pub fail_next: usize,
+    /// Every request received: (signature header, delivery header, body, status answered).
+    pub received: Vec<(String, String, Vec<u8>, u16)>,
+}
+
+/// The webhook's HMAC secret.
+pub const WEBHOOK_SECRET: &[u8] = b"harness-secret";
+
+async fn webhook_handler(
+    State(hook): State<Arc<Mutex<Webhook>>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut h = hook.lock().unwrap();
+    let status = if h.fail_next > 0 {
+        h.fail_next -= 1;
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    h.received.push((
+        header(crawl_api::ingest::SIGNATURE_HEADER),
+        header(crawl_api::ingest::DELIVERY_HEADER),
+        body.to_vec(),
+        status.as_u16(),
+    ));
+    status
+}
+
 #[derive(Clone)]
 struct ProxyState {
     svc: Services,
@@ -53,6 +93,7 @@ pub struct Harness {
     pub moto_url: String,
     pub svc: Services,
     pub faults: Arc<Mutex<Faults>>,
+    pub webhook: Arc<Mutex<Webhook>>,
     http: reqwest::Client,
     moto: Child,
 }
@@ -173,7 +214,23 @@ impl Harness {
             .await
             .unwrap();
         jobs.create_table_if_missing().await.unwrap();
-        let svc = Services::new(sink, dedup, jobs).with_guardrails(Guardrails::lifted());
+        let webhook = Arc::new(Mutex::new(Webhook::default()));
+        let hook_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let hook_url = format!("http://{}/ingest", hook_listener.local_addr().unwrap());
+        let hook_app = Router::new()
+            .route("/ingest", axum::routing::post(webhook_handler))
+            .with_state(Arc::clone(&webhook));
+        tokio::spawn(async move {
+            let _ = axum::serve(hook_listener, hook_app).await;
+        });
+        // One attempt per finalise run: a refused delivery fails the run, and Step
+        // Functions' retry of finalise is what delivers again.
+        let ingestor = crawl_api::ingest::WebhookIngestor::new(hook_url, WEBHOOK_SECRET)
+            .unwrap()
+            .attempts(1);
+        let svc = Services::new(sink, dedup, jobs)
+            .with_guardrails(Guardrails::lifted())
+            .with_ingestor(Arc::new(ingestor));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let state = ProxyState {
             svc: svc.clone(),
@@ -189,6 +246,7 @@ impl Harness {
             moto_url,
             svc,
             faults,
+            webhook,
             http,
             moto,
         }
