@@ -24,10 +24,12 @@ pub(super) const EXPIRES: &str = "expires_at";
 const MAX_PLAIN_KEY: usize = 1000;
 /// Conditional puts in flight for one `insert_many`.
 const INSERT_CONCURRENCY: usize = 16;
-/// Deletes per BatchWriteItem (the service's maximum).
-const BATCH: usize = 25;
+/// Writes per BatchWriteItem (the service's maximum).
+pub(super) const BATCH: usize = 25;
+/// Keys per BatchGetItem (the service's maximum).
+pub(super) const BATCH_GET: usize = 100;
 /// Rounds of retrying a batch's unprocessed items.
-const UNPROCESSED_ROUNDS: u32 = 8;
+pub(super) const UNPROCESSED_ROUNDS: u32 = 8;
 
 /// A [`DedupStore`] in DynamoDB, shared by every process of a crawl.
 ///
@@ -153,7 +155,7 @@ impl DynamoDedup {
     }
 
     async fn delete_batch(&self, keys: Vec<(String, String)>) -> Result<()> {
-        let mut requests = keys
+        let requests = keys
             .into_iter()
             .map(|(pk, sk)| {
                 DeleteRequest::builder()
@@ -170,6 +172,12 @@ impl DynamoDedup {
                 }
                 .into_core(self)
             })?;
+        self.write_batch(requests).await
+    }
+
+    /// Sends up to [`BATCH`] write requests in one BatchWriteItem, retrying unprocessed
+    /// items with backoff.
+    pub(super) async fn write_batch(&self, mut requests: Vec<WriteRequest>) -> Result<()> {
         for round in 0..UNPROCESSED_ROUNDS {
             if requests.is_empty() {
                 return Ok(());
@@ -195,11 +203,9 @@ impl DynamoDedup {
         } else {
             Err(Error::new(
                 ErrorKind::Storage,
-                format!(
-                    "BatchWriteItem: {} deletes left unprocessed",
-                    requests.len()
-                ),
+                format!("BatchWriteItem: {} writes left unprocessed", requests.len()),
             )
+            .with_temporary(true)
             .with_backend(self.name.clone()))
         }
     }

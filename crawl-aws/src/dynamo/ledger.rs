@@ -9,15 +9,17 @@
 //! transaction. A later run claims nothing twice: it reads the records it finds back, keeps
 //! those reserved for this level, and goes on where the dead run stopped.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{BuildError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, KeysAndAttributes, Put, PutRequest, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
@@ -25,7 +27,8 @@ use crawl_core::{Candidate, Error, ErrorKind, FrontierEntry, JobId, PageOutcome,
 use futures::{StreamExt, TryStreamExt};
 
 use super::dedup::{
-    sort_key, EXPIRES as DEDUP_EXPIRES, KEY as DEDUP_KEY, PK as DEDUP_PK, SK as DEDUP_SK,
+    sort_key, BATCH, BATCH_GET, EXPIRES as DEDUP_EXPIRES, KEY as DEDUP_KEY, PK as DEDUP_PK,
+    SK as DEDUP_SK, UNPROCESSED_ROUNDS,
 };
 use super::jobs::{
     EXCLUDED as JOB_EXCLUDED, MAX_PAGES as JOB_MAX_PAGES, PK as JOB_PK, PROCESSED as JOB_PROCESSED,
@@ -41,6 +44,10 @@ const LEVEL: &str = "level";
 const RESERVED: &str = "reserved";
 /// Claims in flight at once.
 const CLAIM_CONCURRENCY: usize = 16;
+/// Candidates claimed one by one before the next reservations are decided.
+const CHUNK: usize = 64;
+/// Batch calls in flight at once once the budget is spent.
+const BATCH_CONCURRENCY: usize = 4;
 
 /// What [`LevelLedger::admit_level`] decided for a level.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -57,6 +64,7 @@ pub(crate) struct LevelAdmission {
 /// step either happens whole or can be run again with the same result.
 #[derive(Debug, Clone)]
 pub(crate) struct LevelLedger {
+    dedup: DynamoDedup,
     client: Client,
     dedup_table: String,
     jobs_table: String,
@@ -80,6 +88,16 @@ enum Claim {
     Ours { reserved: bool },
 }
 
+/// What an existing dedup record means for a claim for `level`.
+fn claim_of(old: &Item, level: u32) -> Claim {
+    match get_n::<u32>(old, LEVEL) {
+        Some(l) if l == level => Claim::Ours {
+            reserved: matches!(old.get(RESERVED), Some(AttributeValue::Bool(true))),
+        },
+        _ => Claim::Seen,
+    }
+}
+
 fn is_ccf(code: Option<&str>) -> bool {
     code == Some("ConditionalCheckFailed")
 }
@@ -89,6 +107,7 @@ impl LevelLedger {
     /// tables live in one account and region).
     pub(crate) fn new(dedup: &DynamoDedup, jobs: &DynamoJobStore) -> Self {
         LevelLedger {
+            dedup: dedup.clone(),
             client: dedup.client().clone(),
             dedup_table: dedup.table().to_owned(),
             jobs_table: jobs.table().to_owned(),
@@ -219,12 +238,149 @@ impl LevelLedger {
                 .cloned()
                 .unwrap_or_default(),
         };
-        Ok(match get_n::<u32>(&old, LEVEL) {
-            Some(l) if l == level => Claim::Ours {
-                reserved: matches!(old.get(RESERVED), Some(AttributeValue::Bool(true))),
-            },
-            _ => Claim::Seen,
-        })
+        Ok(claim_of(&old, level))
+    }
+
+    /// Claims each key with a conditional put, [`CLAIM_CONCURRENCY`] at once.
+    async fn claim_each(&self, job: &JobId, level: u32, keys: Vec<String>) -> Result<Vec<Claim>> {
+        // Owned futures: borrowing closures would make the handler's future not `Send`.
+        futures::stream::iter(keys)
+            .map(|key| {
+                let (me, job) = (self.clone(), job.clone());
+                async move { me.claim(&job, &key, level).await }
+            })
+            .buffered(CLAIM_CONCURRENCY)
+            .try_collect()
+            .await
+    }
+
+    /// Whether the job's page budget is spent (`pages_total >= max_pages`).
+    async fn budget_spent(&self, job: &JobId) -> Result<bool> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.jobs_table)
+            .key(JOB_PK, s(job.as_str()))
+            .projection_expression("#t, #max")
+            .expression_attribute_names("#t", JOB_TOTAL)
+            .expression_attribute_names("#max", JOB_MAX_PAGES)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| self.sdk_err("GetItem", e))?;
+        let item = out.item().cloned().unwrap_or_default();
+        let total: u64 = get_n(&item, JOB_TOTAL).unwrap_or(0);
+        Ok(get_n::<u64>(&item, JOB_MAX_PAGES).is_some_and(|max| total >= max))
+    }
+
+    /// Claims keys for `level` once the budget is spent: records are read in batches of
+    /// [`BATCH_GET`] and the missing ones written in batches of [`BATCH`], instead of one
+    /// conditional put each. Unconditional writes are safe here: no page can be reserved
+    /// any more (`pages_total` only grows), so the only other writer of these records is
+    /// another run of this same plan step, which writes the same record (this level, not
+    /// reserved).
+    async fn claim_spent(&self, job: &JobId, level: u32, keys: Vec<String>) -> Result<Vec<Claim>> {
+        let sort_keys: Vec<String> = keys.iter().map(|k| sort_key(k)).collect();
+        let found: Vec<Item> =
+            futures::stream::iter(sort_keys.chunks(BATCH_GET).map(<[String]>::to_vec))
+                .map(|chunk| {
+                    let (me, job) = (self.clone(), job.clone());
+                    async move { me.get_batch(&job, chunk).await }
+                })
+                .buffered(BATCH_CONCURRENCY)
+                .try_concat()
+                .await?;
+        let now = self.now();
+        let by_sk: HashMap<&str, &Item> = found
+            .iter()
+            .filter(|i| get_n::<i64>(i, DEDUP_EXPIRES).is_some_and(|exp| exp > now))
+            .filter_map(|i| Some((i.get(DEDUP_SK)?.as_s().ok()?.as_str(), i)))
+            .collect();
+        let mut claims = Vec::with_capacity(keys.len());
+        let mut writes = Vec::new();
+        for (key, sk) in keys.iter().zip(&sort_keys) {
+            claims.push(match by_sk.get(sk.as_str()) {
+                Some(old) => claim_of(old, level),
+                None => {
+                    let put = self.dedup_put(
+                        job,
+                        key,
+                        &[(LEVEL, n(level)), (RESERVED, AttributeValue::Bool(false))],
+                    )?;
+                    let req = PutRequest::builder()
+                        .set_item(Some(put.item().clone()))
+                        .build();
+                    writes.push(
+                        WriteRequest::builder()
+                            .put_request(self.built(req)?)
+                            .build(),
+                    );
+                    Claim::Ours { reserved: false }
+                }
+            });
+        }
+        let batches: Vec<Vec<WriteRequest>> = writes.chunks(BATCH).map(<[_]>::to_vec).collect();
+        futures::stream::iter(batches)
+            .map(|b| {
+                let dedup = self.dedup.clone();
+                async move { dedup.write_batch(b).await }
+            })
+            .buffer_unordered(BATCH_CONCURRENCY)
+            .try_collect::<Vec<()>>()
+            .await?;
+        Ok(claims)
+    }
+
+    /// Reads the job's dedup records with these sort keys (those that exist).
+    async fn get_batch(&self, job: &JobId, sort_keys: Vec<String>) -> Result<Vec<Item>> {
+        let keys: Vec<Item> = sort_keys
+            .into_iter()
+            .map(|sk| {
+                HashMap::from([
+                    (DEDUP_PK.to_owned(), s(job.as_str())),
+                    (DEDUP_SK.to_owned(), s(sk)),
+                ])
+            })
+            .collect();
+        let mut pending = Some(
+            self.built(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(keys))
+                    .consistent_read(true)
+                    .build(),
+            )?,
+        );
+        let mut items = Vec::new();
+        for round in 0..UNPROCESSED_ROUNDS {
+            let Some(req) = pending.take() else { break };
+            if round > 0 {
+                tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
+            }
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.dedup_table, req)
+                .send()
+                .await
+                .map_err(|e| self.sdk_err("BatchGetItem", e))?;
+            if let Some(found) = out.responses().and_then(|r| r.get(&self.dedup_table)) {
+                items.extend(found.iter().cloned());
+            }
+            pending = out
+                .unprocessed_keys()
+                .and_then(|u| u.get(&self.dedup_table))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        match pending {
+            None => Ok(items),
+            Some(left) => Err(Error::new(
+                ErrorKind::Storage,
+                format!("BatchGetItem: {} keys left unprocessed", left.keys().len()),
+            )
+            .with_temporary(true)
+            .with_backend(self.name.clone())),
+        }
     }
 
     /// Reserves a page of the job's budget for a claimed record, in one transaction with
@@ -283,33 +439,39 @@ impl LevelLedger {
             .into_iter()
             .filter(|c| seen.insert(c.key.clone()))
             .collect();
-        // Owned futures: borrowing closures would make the handler's future not `Send`.
-        let keys: Vec<String> = candidates.iter().map(|c| c.key.clone()).collect();
-        let claims: Vec<Claim> = futures::stream::iter(keys)
-            .map(|key| {
-                let (me, job) = (self.clone(), job.clone());
-                async move { me.claim(&job, &key, level).await }
-            })
-            .buffered(CLAIM_CONCURRENCY)
-            .try_collect()
-            .await?;
         let mut out = LevelAdmission::default();
-        let mut spent = false;
-        for (c, claim) in candidates.into_iter().zip(claims) {
-            let Claim::Ours { reserved } = claim else {
-                continue;
-            };
-            let reason = if let Some(r) = c.excluded {
-                Some(r)
-            } else if reserved || (!spent && self.reserve(job, &c.key, level).await?) {
-                out.admitted.push(c.entry);
-                None
+        let mut spent = self.budget_spent(job).await?;
+        let mut rest = candidates.into_iter().peekable();
+        while rest.peek().is_some() {
+            // While pages can still be reserved, claim a chunk one conditional put per URL;
+            // once the budget is spent, claim everything left in batches.
+            let chunk: Vec<Candidate> = if spent {
+                rest.by_ref().collect()
             } else {
-                spent = true;
-                Some("max_pages".to_owned())
+                rest.by_ref().take(CHUNK).collect()
             };
-            if let Some(r) = reason {
-                *out.excluded.entry(r).or_default() += 1;
+            let keys: Vec<String> = chunk.iter().map(|c| c.key.clone()).collect();
+            let claims = if spent {
+                self.claim_spent(job, level, keys).await?
+            } else {
+                self.claim_each(job, level, keys).await?
+            };
+            for (c, claim) in chunk.into_iter().zip(claims) {
+                let Claim::Ours { reserved } = claim else {
+                    continue;
+                };
+                let reason = if let Some(r) = c.excluded {
+                    Some(r)
+                } else if reserved || (!spent && self.reserve(job, &c.key, level).await?) {
+                    out.admitted.push(c.entry);
+                    None
+                } else {
+                    spent = true;
+                    Some("max_pages".to_owned())
+                };
+                if let Some(r) = reason {
+                    *out.excluded.entry(r).or_default() += 1;
+                }
             }
         }
         self.count_excluded_once(job, level, &out.excluded).await?;
@@ -499,6 +661,49 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(next, LevelAdmission::default());
+    }
+
+    #[tokio::test]
+    async fn past_the_budget_urls_are_claimed_in_batches_with_the_same_results() {
+        let Some(ep) = endpoint() else { return };
+        let (ledger, jobs, job) = ledger(&ep, 3).await;
+        ledger
+            .admit_level(&job, 0, candidates(0, &["a"]))
+            .await
+            .unwrap();
+        // More than one chunk: the budget is spent in the first, the rest go in batches.
+        let names: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
+        let mut level1: Vec<&str> = vec!["a", "private-1"];
+        level1.extend(names.iter().map(String::as_str));
+        level1.push("private-2");
+        let first = ledger
+            .admit_level(&job, 1, candidates(1, &level1))
+            .await
+            .unwrap();
+        assert_eq!(paths(&first), ["/p0", "/p1"]);
+        let want: BTreeMap<String, u64> =
+            [("max_pages".into(), 298), ("robots_disallowed".into(), 2)].into();
+        assert_eq!(first.excluded, want);
+        let again = ledger
+            .admit_level(&job, 1, candidates(1, &level1))
+            .await
+            .unwrap();
+        assert_eq!(again, first);
+        // Spent from the start: known URLs are seen, new ones only counted.
+        let level2 = ledger
+            .admit_level(
+                &job,
+                2,
+                candidates(2, &["p5", "q1", "a", "q2", "private-1"]),
+            )
+            .await
+            .unwrap();
+        assert!(level2.admitted.is_empty());
+        assert_eq!(level2.excluded, [("max_pages".into(), 2)].into());
+        let p = jobs.get(&job).await.unwrap().unwrap().progress;
+        assert_eq!(p.pages_total, 3);
+        assert_eq!(p.excluded.get("max_pages"), Some(&300));
+        assert_eq!(p.excluded.get("robots_disallowed"), Some(&2));
     }
 
     #[tokio::test]
