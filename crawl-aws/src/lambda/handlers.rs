@@ -10,7 +10,7 @@ use crawl_core::engine::{process_page, strip_site_template, PageContext, Templat
 use crawl_core::url::normalize;
 use crawl_core::{
     DynDedupStore, DynFetcher, DynSink, ErrorKind, FrontierEntry, JobId, JobRecord, JobStatus,
-    PageOutcome,
+    PageOutcome, RenderMode,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
@@ -129,7 +129,8 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
     level_state(svc, &job, 0, items.len())
 }
 
-/// Scrape one page: [`process_page`] with the job's request, then the page's report
+/// Scrape one page: [`process_page`] with the job's request (and [`Services::renderer`]
+/// when its render mode is `always` or `auto`), then the page's report
 /// (outcome and links) written to S3 for the plan step. Returns the report without its
 /// links (the map's results stay small). Idempotent: a second delivery stores the same
 /// document at the same key and overwrites the same report; nothing is counted here.
@@ -148,7 +149,11 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
         .await?
         .unwrap_or_default();
     let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
-    let ctx = context(svc, &job, &record, fetcher);
+    let renderer = match record.request.render {
+        RenderMode::Never => None,
+        RenderMode::Always | RenderMode::Auto => svc.renderer.clone(),
+    };
+    let ctx = context(svc, &job, &record, fetcher).with_renderer(renderer);
     let entry = FrontierEntry::new(item.url.clone(), item.depth);
     let r = process_page(&ctx, &entry).await?;
     let mut report = PageReport {
