@@ -526,3 +526,89 @@ impl JobStore for DynamoJobStore {
         Capabilities::SHARED
     }
 }
+
+#[cfg(all(test, feature = "aws-lambda"))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn the_ingestion_hand_off_is_taken_once_and_released_on_failure() {
+        let ep = match std::env::var("KB_CRAWL_AWS_ENDPOINT") {
+            Ok(e) if !e.trim().is_empty() => e,
+            _ => {
+                assert!(
+                    std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                    "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
+                );
+                println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set");
+                return;
+            }
+        };
+        let jobs = DynamoJobStore::builder()
+            .table(format!("kbc-ingest-{}", &JobId::new().as_str()[4..]))
+            .endpoint_url(ep)
+            .region("us-east-1")
+            .static_credentials("testing", "testing")
+            .build()
+            .await
+            .unwrap();
+        jobs.create_table_if_missing().await.unwrap();
+        let job = JobId::new();
+        let req = CrawlRequest::builder("http://127.0.0.1:9/")
+            .build()
+            .unwrap();
+        jobs.create(&JobRecord::new(job.clone(), req, OffsetDateTime::now_utc()))
+            .await
+            .unwrap();
+        let lease = Duration::from_secs(600);
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::NotCompleted
+        );
+        jobs.finish(&job, JobStatus::Completed, None).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Mine
+        );
+        // A second run while the first holds the lease.
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Busy
+        );
+        // The first run's delivery failed: the lease is released for the retry.
+        jobs.end_ingestion(&job, false).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Mine
+        );
+        jobs.end_ingestion(&job, true).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Done
+        );
+        // An expired lease (a run that died) can be taken over.
+        let other = JobId::new();
+        let req = CrawlRequest::builder("http://127.0.0.1:9/")
+            .build()
+            .unwrap();
+        jobs.create(&JobRecord::new(
+            other.clone(),
+            req,
+            OffsetDateTime::now_utc(),
+        ))
+        .await
+        .unwrap();
+        jobs.finish(&other, JobStatus::Completed, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&other, Duration::ZERO).await.unwrap(),
+            Ingestion::Mine
+        );
+        assert_eq!(
+            jobs.begin_ingestion(&other, lease).await.unwrap(),
+            Ingestion::Mine
+        );
+    }
+}
