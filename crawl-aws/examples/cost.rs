@@ -24,7 +24,7 @@ const FIXED_MS: f64 = 106.0 + 297.0;
 /// Requests per page (see docs/cost.md for the count).
 const S3_PUTS_PER_PAGE: f64 = 5.0;
 const S3_GETS_PER_PAGE: f64 = 5.0;
-const DDB_WRITES_PER_PAGE: f64 = 40.0;
+const DDB_WRITES_PER_PAGE: f64 = 45.0;
 const DDB_READS_PER_PAGE: f64 = 4.0;
 /// State transitions per page (child execution start, task, end) and per level.
 const TRANSITIONS_PER_PAGE: f64 = 3.0;

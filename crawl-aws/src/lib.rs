@@ -3,7 +3,8 @@
 //! - [`S3Sink`] (feature `aws-s3`): documents and manifest in an S3 bucket.
 //! - [`DynamoDedup`] and [`DynamoJobStore`] (feature `aws-dynamodb`): URL dedup with a TTL
 //!   window, and job records with exact page budgets, in DynamoDB.
-//! - [`lambda`] (feature `aws-lambda`): the handlers of the serverless crawl.
+//! - [`lambda`] (feature `aws-lambda`): the handlers of the serverless crawl; with
+//!   `aws-lambda-chrome`, the scrape handler renders with headless Chromium.
 //! - [`sfn`] (feature `aws-sfn`): the Step Functions state machine of the serverless crawl.
 //!
 //! Every backend is shared across processes ([`crawl_core::Capabilities::SHARED`]), so a

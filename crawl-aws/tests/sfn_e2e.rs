@@ -144,6 +144,9 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
     let h = Harness::start().await;
     // Every scrape item delivered twice: still one document and one count per page.
     h.faults.lock().unwrap().duplicate_scrapes = true;
+    // The ingestion webhook refuses the first delivery: finalise fails, is retried, and
+    // the retry delivers.
+    h.webhook.lock().unwrap().fail_next = 1;
     let req = request(&fx, 3, 100);
     let (status, rec) = run(&h, &req).await;
     assert_eq!(status, "SUCCEEDED", "{rec:?}");
@@ -188,6 +191,32 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
     }
     assert_eq!(invoked.first().map(String::as_str), Some("init"));
     assert_eq!(invoked.last().map(String::as_str), Some("finalise"));
+
+    // The ingestion hand-off: one refused delivery, then one accepted, signed, listing
+    // every stored document.
+    let received = h.webhook.lock().unwrap().received.clone();
+    let statuses: Vec<u16> = received.iter().map(|r| r.3).collect();
+    assert_eq!(statuses, [503, 200], "{received:?}");
+    let (signature, delivery, body, _) = &received[1];
+    assert!(crawl_api::ingest::verify(
+        harness::WEBHOOK_SECRET,
+        body,
+        signature
+    ));
+    assert_eq!(delivery, &format!("crawl.completed:{}", rec.id));
+    let manifest: crawl_api::ingest::Manifest = serde_json::from_slice(body).unwrap();
+    assert_eq!(manifest.crawl_job_id, rec.id.to_string());
+    let mut urls: Vec<String> = manifest.documents.iter().map(|d| d.url.clone()).collect();
+    urls.sort();
+    assert_eq!(urls, docs.keys().cloned().collect::<Vec<_>>());
+    // A re-delivered finalise (Lambda at-least-once): the job is already ingested.
+    let state: crawl_aws::lambda::LevelState = serde_json::from_value(json!({
+        "job_id": rec.id, "bucket": "unused", "level": 0, "level_key": "unused", "has_next": false
+    }))
+    .unwrap();
+    let again = crawl_aws::lambda::finalise(&h.svc, state).await.unwrap();
+    assert_eq!(again.status, JobStatus::Completed);
+    assert_eq!(h.webhook.lock().unwrap().received.len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -226,6 +255,48 @@ async fn page_cap_and_depth_are_exact_and_a_failing_page_is_tolerated() {
         Some(&1),
         "{rec:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_plan_run_dying_between_admission_and_the_level_list_is_retried_without_loss() {
+    if !services_available() {
+        return;
+    }
+    let fx = site().await;
+    let h = Harness::start_with_sink_through_proxy().await;
+    // The first plan run admits level 1 (dedup records, page reservations), then every S3
+    // PUT of the level-1 list fails: the run ends with a retryable error, as if the Lambda had
+    // died there. Step Functions retries the plan step; the retry must re-collect what the
+    // first run admitted rather than see those URLs as already crawled.
+    {
+        let mut f = h.faults.lock().unwrap();
+        f.fail_put_of = Some("sfn-level-1.json".into());
+        f.fail_put_in_plan_runs = 1;
+    }
+    let req = request(&fx, 3, 100);
+    let (status, rec) = run(&h, &req).await;
+    let (invoked, failed_puts) = {
+        let f = h.faults.lock().unwrap();
+        (f.invoked.clone(), f.failed_puts)
+    };
+    assert!(failed_puts > 0, "the fault was not injected: {invoked:?}");
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+    assert_eq!(
+        rec.progress.pages_processed, rec.progress.pages_total,
+        "{rec:?}"
+    );
+    let (emb, emb_docs) = embedded(&req).await;
+    // Same documents as the embedded engine (totals may differ by a redirect: see the
+    // first test).
+    assert_eq!(
+        rec.progress.stored, emb.progress.stored,
+        "{rec:?} vs {emb:?}"
+    );
+    assert_eq!(documents(&*h.svc.sink, &rec.id).await, emb_docs);
+    // The failed plan run was retried: one run more than the levels it planned.
+    let plans = invoked.iter().filter(|n| *n == "plan").count();
+    assert!(plans >= 2, "{invoked:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -301,7 +372,15 @@ async fn a_page_with_5000_links_and_a_level_without_links() {
     assert_eq!(rec.progress.pages_processed, 12);
     assert_eq!(rec.progress.stored, 12);
     assert_eq!(rec.progress.excluded.get("max_pages"), Some(&(5000 - 11)));
-    let invoked = h.faults.lock().unwrap().invoked.clone();
+    let (invoked, durations) = {
+        let f = h.faults.lock().unwrap();
+        (f.invoked.clone(), f.durations.clone())
+    };
+    for (name, d) in &durations {
+        if name != "scrape" {
+            println!("MEASURED: {name}: {:.1} s", d.as_secs_f64());
+        }
+    }
     assert_eq!(
         invoked.iter().filter(|n| *n == "plan").count(),
         2,

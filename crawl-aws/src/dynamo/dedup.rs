@@ -16,18 +16,20 @@ use super::builder::{from_env, DynamoBuilder, Parts};
 use super::table::{self, get_n, n, s, TableSpec};
 use crate::error::AwsError;
 
-const PK: &str = "pk";
-const SK: &str = "sk";
-const KEY: &str = "url_key";
-const EXPIRES: &str = "expires_at";
+pub(super) const PK: &str = "pk";
+pub(super) const SK: &str = "sk";
+pub(super) const KEY: &str = "url_key";
+pub(super) const EXPIRES: &str = "expires_at";
 /// Keys longer than this are stored under their SHA-256 (DynamoDB sort keys hold 1,024 bytes).
 const MAX_PLAIN_KEY: usize = 1000;
 /// Conditional puts in flight for one `insert_many`.
 const INSERT_CONCURRENCY: usize = 16;
-/// Deletes per BatchWriteItem (the service's maximum).
-const BATCH: usize = 25;
+/// Writes per BatchWriteItem (the service's maximum).
+pub(super) const BATCH: usize = 25;
+/// Keys per BatchGetItem (the service's maximum).
+pub(super) const BATCH_GET: usize = 100;
 /// Rounds of retrying a batch's unprocessed items.
-const UNPROCESSED_ROUNDS: u32 = 8;
+pub(super) const UNPROCESSED_ROUNDS: u32 = 8;
 
 /// A [`DedupStore`] in DynamoDB, shared by every process of a crawl.
 ///
@@ -52,7 +54,7 @@ impl fmt::Display for DynamoDedup {
     }
 }
 
-fn sort_key(key: &str) -> String {
+pub(super) fn sort_key(key: &str) -> String {
     if key.len() > MAX_PLAIN_KEY {
         format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
     } else {
@@ -88,6 +90,16 @@ impl DynamoDedup {
     /// The SDK client (the host limiter shares the table).
     pub(crate) fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The clock deciding what has expired.
+    pub(super) fn clock(&self) -> DynClock {
+        std::sync::Arc::clone(&self.clock)
+    }
+
+    /// How long a key stays present.
+    pub(super) fn ttl(&self) -> Duration {
+        self.ttl
     }
 
     /// The table name.
@@ -143,7 +155,7 @@ impl DynamoDedup {
     }
 
     async fn delete_batch(&self, keys: Vec<(String, String)>) -> Result<()> {
-        let mut requests = keys
+        let requests = keys
             .into_iter()
             .map(|(pk, sk)| {
                 DeleteRequest::builder()
@@ -160,6 +172,12 @@ impl DynamoDedup {
                 }
                 .into_core(self)
             })?;
+        self.write_batch(requests).await
+    }
+
+    /// Sends up to [`BATCH`] write requests in one BatchWriteItem, retrying unprocessed
+    /// items with backoff.
+    pub(super) async fn write_batch(&self, mut requests: Vec<WriteRequest>) -> Result<()> {
         for round in 0..UNPROCESSED_ROUNDS {
             if requests.is_empty() {
                 return Ok(());
@@ -185,11 +203,9 @@ impl DynamoDedup {
         } else {
             Err(Error::new(
                 ErrorKind::Storage,
-                format!(
-                    "BatchWriteItem: {} deletes left unprocessed",
-                    requests.len()
-                ),
+                format!("BatchWriteItem: {} writes left unprocessed", requests.len()),
             )
+            .with_temporary(true)
             .with_backend(self.name.clone()))
         }
     }

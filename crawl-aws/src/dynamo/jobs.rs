@@ -18,21 +18,25 @@ use super::builder::{from_env, DynamoBuilder, Parts};
 use super::table::{self, get_counts, get_n, get_s, n, s, Item, TableSpec};
 use crate::error::AwsError;
 
-const PK: &str = "pk";
+pub(super) const PK: &str = "pk";
 const STATUS: &str = "status";
 const ASSISTANT: &str = "assistant_id";
 const REQUEST: &str = "request";
-const MAX_PAGES: &str = "max_pages";
+pub(super) const MAX_PAGES: &str = "max_pages";
 const FAILURE: &str = "failure";
 const STARTED_AT: &str = "started_at";
 /// Start time as 20 zero-padded digits of epoch nanoseconds: sorts as text.
 const STARTED_NS: &str = "started_ns";
 const COMPLETED_AT: &str = "completed_at";
-const TOTAL: &str = "pages_total";
-const PROCESSED: &str = "pages_processed";
-const STORED: &str = "stored";
-const SKIPPED: &str = "skipped";
-const EXCLUDED: &str = "excluded";
+pub(super) const TOTAL: &str = "pages_total";
+pub(super) const PROCESSED: &str = "pages_processed";
+pub(super) const STORED: &str = "stored";
+pub(super) const SKIPPED: &str = "skipped";
+pub(super) const EXCLUDED: &str = "excluded";
+/// When the job's documents were handed to the ingestor (RFC 3339), once.
+const INGESTED_AT: &str = "ingested_at";
+/// Epoch seconds until which one finalise run holds the ingestion hand-off.
+const INGEST_LEASE: &str = "ingest_lease_until";
 /// Index of jobs by assistant, newest last.
 pub const ASSISTANT_INDEX: &str = "assistant-index";
 
@@ -247,6 +251,90 @@ impl DynamoJobStore {
     }
 }
 
+/// Who may hand a completed job's documents to the ingestor (see
+/// [`DynamoJobStore::begin_ingestion`]).
+#[cfg(feature = "aws-lambda")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ingestion {
+    /// This caller: call the ingestor, then [`DynamoJobStore::end_ingestion`].
+    Mine,
+    /// Already done for this job.
+    Done,
+    /// Another run holds the hand-off (until its lease ends).
+    Busy,
+    /// The job is not COMPLETED: nothing to hand off.
+    NotCompleted,
+}
+
+#[cfg(feature = "aws-lambda")]
+impl DynamoJobStore {
+    /// Takes the job's one ingestion hand-off for `lease`: a conditional update that
+    /// succeeds only on a COMPLETED job not yet ingested and not held by a live lease.
+    pub(crate) async fn begin_ingestion(
+        &self,
+        job: &JobId,
+        lease: std::time::Duration,
+    ) -> Result<Ingestion> {
+        let now = self.clock.now().unix_timestamp();
+        let until = now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX / 2));
+        let applied = self
+            .update(job, |r| {
+                r.update_expression("SET #l = :until")
+                    .condition_expression(
+                        "attribute_exists(#pk) AND #st = :completed AND attribute_not_exists(#i) \
+                         AND (attribute_not_exists(#l) OR #l <= :now)",
+                    )
+                    .expression_attribute_names("#st", STATUS)
+                    .expression_attribute_names("#i", INGESTED_AT)
+                    .expression_attribute_names("#l", INGEST_LEASE)
+                    .expression_attribute_values(":completed", s(JobStatus::Completed.as_str()))
+                    .expression_attribute_values(":until", n(until))
+                    .expression_attribute_values(":now", n(now))
+            })
+            .await?;
+        if applied {
+            return Ok(Ingestion::Mine);
+        }
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(job.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("GetItem", e), job))?;
+        let item = out.item().cloned().unwrap_or_default();
+        Ok(if item.contains_key(INGESTED_AT) {
+            Ingestion::Done
+        } else if get_s(&item, STATUS) != Some(JobStatus::Completed.as_str()) {
+            Ingestion::NotCompleted
+        } else {
+            Ingestion::Busy
+        })
+    }
+
+    /// Ends the hand-off taken by [`begin_ingestion`](Self::begin_ingestion): marks the job
+    /// ingested when `delivered`, else releases the lease so a retry can take it.
+    pub(crate) async fn end_ingestion(&self, job: &JobId, delivered: bool) -> Result<()> {
+        let now = rfc3339(self.clock.now());
+        self.update(job, |r| {
+            let r = r
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#l", INGEST_LEASE);
+            if delivered {
+                r.update_expression("SET #i = :now REMOVE #l")
+                    .expression_attribute_names("#i", INGESTED_AT)
+                    .expression_attribute_values(":now", s(now))
+            } else {
+                r.update_expression("REMOVE #l")
+            }
+        })
+        .await
+        .map(|_| ())
+    }
+}
+
 #[async_trait]
 impl JobStore for DynamoJobStore {
     async fn create(&self, record: &JobRecord) -> Result<()> {
@@ -436,5 +524,91 @@ impl JobStore for DynamoJobStore {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::SHARED
+    }
+}
+
+#[cfg(all(test, feature = "aws-lambda"))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn the_ingestion_hand_off_is_taken_once_and_released_on_failure() {
+        let ep = match std::env::var("KB_CRAWL_AWS_ENDPOINT") {
+            Ok(e) if !e.trim().is_empty() => e,
+            _ => {
+                assert!(
+                    std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                    "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
+                );
+                println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set");
+                return;
+            }
+        };
+        let jobs = DynamoJobStore::builder()
+            .table(format!("kbc-ingest-{}", &JobId::new().as_str()[4..]))
+            .endpoint_url(ep)
+            .region("us-east-1")
+            .static_credentials("testing", "testing")
+            .build()
+            .await
+            .unwrap();
+        jobs.create_table_if_missing().await.unwrap();
+        let job = JobId::new();
+        let req = CrawlRequest::builder("http://127.0.0.1:9/")
+            .build()
+            .unwrap();
+        jobs.create(&JobRecord::new(job.clone(), req, OffsetDateTime::now_utc()))
+            .await
+            .unwrap();
+        let lease = Duration::from_secs(600);
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::NotCompleted
+        );
+        jobs.finish(&job, JobStatus::Completed, None).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Mine
+        );
+        // A second run while the first holds the lease.
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Busy
+        );
+        // The first run's delivery failed: the lease is released for the retry.
+        jobs.end_ingestion(&job, false).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Mine
+        );
+        jobs.end_ingestion(&job, true).await.unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&job, lease).await.unwrap(),
+            Ingestion::Done
+        );
+        // An expired lease (a run that died) can be taken over.
+        let other = JobId::new();
+        let req = CrawlRequest::builder("http://127.0.0.1:9/")
+            .build()
+            .unwrap();
+        jobs.create(&JobRecord::new(
+            other.clone(),
+            req,
+            OffsetDateTime::now_utc(),
+        ))
+        .await
+        .unwrap();
+        jobs.finish(&other, JobStatus::Completed, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            jobs.begin_ingestion(&other, Duration::ZERO).await.unwrap(),
+            Ingestion::Mine
+        );
+        assert_eq!(
+            jobs.begin_ingestion(&other, lease).await.unwrap(),
+            Ingestion::Mine
+        );
     }
 }

@@ -4,10 +4,16 @@
 mod builder;
 mod dedup;
 mod jobs;
+#[cfg(feature = "aws-lambda")]
+mod ledger;
 mod limiter;
 mod table;
 
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
+#[cfg(feature = "aws-lambda")]
+pub(crate) use jobs::Ingestion;
 pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
+#[cfg(feature = "aws-lambda")]
+pub(crate) use ledger::LevelLedger;
 pub use limiter::DynamoHostLimiter;

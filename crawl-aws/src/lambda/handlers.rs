@@ -1,15 +1,16 @@
 //! The five handlers. Plain async functions over [`Services`]: the Lambda runtime, the
 //! local `--invoke` mode and tests call the same code. Every page goes through
-//! [`crawl_core::engine::process_page`] and every admission through
-//! [`ComposedLedger`] (with a collecting frontier), as in the embedded engine.
+//! [`crawl_core::engine::process_page`], as in the embedded engine; admissions and page
+//! counts go through the [`LevelLedger`](crate::dynamo::LevelLedger), whose steps are
+//! transactions that a re-run after a crash repeats with the same result.
 
 use std::sync::Arc;
 
 use crawl_core::engine::{process_page, strip_site_template, PageContext, TemplateOptions};
 use crawl_core::url::normalize;
 use crawl_core::{
-    ComposedLedger, CrawlLedger, DynDedupStore, DynFetcher, DynJobStore, DynSink, ErrorKind,
-    FrontierEntry, JobId, JobRecord, JobStatus, PageOutcome,
+    DynDedupStore, DynFetcher, DynSink, ErrorKind, FrontierEntry, JobId, JobRecord, JobStatus,
+    PageOutcome, RenderMode,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
@@ -17,10 +18,9 @@ use serde_json::{json, Value};
 use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
-use super::state::{
-    get_json, level_name, put_json, report_name, s3_key, CollectingFrontier, ROBOTS_NAME,
-};
-use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED};
+use super::state::{get_json, level_name, put_json, report_name, s3_key, ROBOTS_NAME};
+use crate::dynamo::Ingestion;
+use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED, ERR_TRANSIENT};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
 
@@ -54,23 +54,17 @@ fn level_state(svc: &Services, job: &JobId, level: u32, n: usize) -> HResult<Lev
     })
 }
 
-/// Admits candidates through dedup and the job store; returns the admitted entries.
+/// Admits candidates for `level` through the [`LevelLedger`](crate::dynamo::LevelLedger):
+/// dedup, page budget and exclusion counts; returns the level's pages, the same on a re-run.
 async fn admit(
     svc: &Services,
     job: &JobId,
+    level: u32,
     candidates: Vec<crawl_core::Candidate>,
 ) -> HResult<Vec<PageItem>> {
-    let collected = Arc::new(CollectingFrontier::default());
-    let ledger = ComposedLedger::new(
-        Arc::clone(&collected) as crawl_core::DynFrontier,
-        Arc::clone(&svc.dedup) as DynDedupStore,
-        Arc::clone(&svc.jobs) as DynJobStore,
-    );
-    if !candidates.is_empty() {
-        ledger.admit(job, candidates).await?;
-    }
-    Ok(collected
-        .take()
+    let admission = svc.ledger.admit_level(job, level, candidates).await?;
+    Ok(admission
+        .admitted
         .into_iter()
         .map(|e| PageItem {
             job_id: job.clone(),
@@ -130,12 +124,13 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
         .unwrap_or_default();
     put_json(&svc.sink, &job, ROBOTS_NAME, &robots).await?;
-    let items = admit(svc, &job, vec![candidate]).await?;
+    let items = admit(svc, &job, 0, vec![candidate]).await?;
     put_json(&svc.sink, &job, &level_name(0), &items).await?;
     level_state(svc, &job, 0, items.len())
 }
 
-/// Scrape one page: [`process_page`] with the job's request, then the page's report
+/// Scrape one page: [`process_page`] with the job's request (and [`Services::renderer`]
+/// when its render mode is `always` or `auto`), then the page's report
 /// (outcome and links) written to S3 for the plan step. Returns the report without its
 /// links (the map's results stay small). Idempotent: a second delivery stores the same
 /// document at the same key and overwrites the same report; nothing is counted here.
@@ -154,7 +149,11 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
         .await?
         .unwrap_or_default();
     let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
-    let ctx = context(svc, &job, &record, fetcher);
+    let renderer = match record.request.render {
+        RenderMode::Never => None,
+        RenderMode::Always | RenderMode::Auto => svc.renderer.clone(),
+    };
+    let ctx = context(svc, &job, &record, fetcher).with_renderer(renderer);
     let entry = FrontierEntry::new(item.url.clone(), item.depth);
     let r = process_page(&ctx, &entry).await?;
     let mut report = PageReport {
@@ -210,9 +209,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
             None => PageOutcome::Skipped("worker_failed".into()),
         };
         let marker = format!("{key}\u{1}page-done");
-        if crawl_core::DedupStore::insert(&*svc.dedup, &job, &marker).await? {
-            crawl_core::JobStore::record_page(&*svc.jobs, &job, &outcome).await?;
-        }
+        svc.ledger.record_page_once(&job, &marker, &outcome).await?;
         if let Some(r) = report {
             links.extend(r.links);
         }
@@ -222,7 +219,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         Some(done) => done,
         None => {
             let candidates = ctx.link_candidates(&links, next).await?;
-            let admitted = admit(svc, &job, candidates).await?;
+            let admitted = admit(svc, &job, next, candidates).await?;
             put_json(&svc.sink, &job, &level_name(next), &admitted).await?;
             admitted
         }
@@ -230,14 +227,39 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
     level_state(svc, &job, next, next_items.len())
 }
 
-/// Finalise: the site-template pass over the stored documents, the sink's manifest, and the
-/// job COMPLETED. Returns the final record.
+/// How long one finalise run holds a job's ingestion hand-off: the Lambda's longest
+/// timeout, so a live run is never overtaken.
+const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Finalise: the site-template pass over the stored documents, the sink's manifest, the
+/// job COMPLETED, then the ingestion hand-off: [`Services::ingestor`] is called once per
+/// completed job with its documents. Idempotent: a re-delivered finalise finds the job
+/// already ingested (a flag in the job store) and calls nothing; a failed hand-off is
+/// reported as the handler's error and left for the retry. Returns the final record.
 pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     let job = st.job_id;
     strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
     crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
-    record_of(svc, &job).await
+    let record = record_of(svc, &job).await?;
+    if let Some(ingestor) = &svc.ingestor {
+        match svc.jobs.begin_ingestion(&job, INGEST_LEASE).await? {
+            Ingestion::Mine => {
+                let docs = crawl_core::Sink::list(&*svc.sink, &job).await?;
+                let res = ingestor.on_completed(&record, &docs).await;
+                svc.jobs.end_ingestion(&job, res.is_ok()).await?;
+                res?;
+            }
+            Ingestion::Done | Ingestion::NotCompleted => {}
+            Ingestion::Busy => {
+                return Err(HandlerError::new(
+                    ERR_TRANSIENT,
+                    format!("job {job}: another finalise run is handing it to {ingestor}"),
+                ))
+            }
+        }
+    }
+    Ok(record)
 }
 
 /// Mark failed: the job ends FAILED with the caught error's message as the reason.

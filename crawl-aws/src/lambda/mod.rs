@@ -12,6 +12,8 @@ mod state;
 
 pub use events::{CaughtError, InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 pub use handlers::{finalise, init, mark_failed, plan, scrape};
+#[cfg(feature = "aws-lambda-chrome")]
+pub use services::lambda_renderer;
 pub use services::Services;
 
 use serde::de::DeserializeOwned;

@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
-use crawl_core::{CrawlRequest, DynFetcher, Guardrails, Result};
+use crawl_core::{CrawlRequest, DynFetcher, DynIngestor, DynRenderer, Guardrails, Result};
 
 use super::robots::{RobotsSnapshot, SeededRobots};
+use crate::dynamo::LevelLedger;
 use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
 
 /// The sink, dedup store and job store the handlers share, and the guardrails every request
@@ -24,17 +25,28 @@ pub struct Services {
     pub guardrails: Guardrails,
     /// Time source (`fetched_at`).
     pub clock: DynClock,
+    /// The browser of the scrape handler for requests whose render mode is `always` or
+    /// `auto` (none by default: `always` pages are then skipped `render_unavailable`, `auto`
+    /// pages keep their HTTP version).
+    pub renderer: Option<DynRenderer>,
+    /// Called once per completed job by the finalise handler (none by default).
+    pub ingestor: Option<DynIngestor>,
+    /// Admissions and page counts over the dedup and job tables, repeatable per level.
+    pub(crate) ledger: LevelLedger,
 }
 
 impl Services {
     /// Services over these backends, with the default guardrails and the system clock.
     pub fn new(sink: S3Sink, dedup: DynamoDedup, jobs: DynamoJobStore) -> Self {
         Services {
+            ledger: LevelLedger::new(&dedup, &jobs),
             sink: Arc::new(sink),
             dedup: Arc::new(dedup),
             jobs: Arc::new(jobs),
             guardrails: Guardrails::default(),
             clock: Arc::new(SystemClock),
+            ingestor: None,
+            renderer: None,
         }
     }
 
@@ -44,9 +56,27 @@ impl Services {
         self
     }
 
+    /// Hands each completed job's documents to `ingestor`, once per job (see
+    /// [`finalise`](super::finalise)).
+    pub fn with_ingestor(mut self, ingestor: DynIngestor) -> Self {
+        self.ingestor = Some(ingestor);
+        self
+    }
+
+    /// Renders pages with `renderer` when a request asks for it.
+    pub fn with_renderer(mut self, renderer: DynRenderer) -> Self {
+        self.renderer = Some(renderer);
+        self
+    }
+
     /// Configured from the environment: `KB_CRAWL_S3_BUCKET`, `KB_CRAWL_S3_PREFIX`,
     /// `KB_CRAWL_DEDUP_TABLE`, `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_AWS_ENDPOINT`, and
-    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise).
+    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise), and
+    /// `KB_CRAWL_WEBHOOK_URL` with `KB_CRAWL_WEBHOOK_SECRET`: when set, completed jobs are
+    /// handed to a [`WebhookIngestor`](crawl_api::ingest::WebhookIngestor) (a signed
+    /// manifest POSTed to that URL). With the feature `aws-lambda-chrome`, a
+    /// [`ChromeRenderer`](crawl_render::ChromeRenderer) on `KB_CRAWL_CHROMIUM` (else
+    /// `CHROME`, `/usr/bin/chromium`, ...): an error when no Chromium is found.
     pub async fn from_env() -> Result<Services> {
         let mut s = Services::new(
             S3Sink::from_env().await?,
@@ -56,6 +86,23 @@ impl Services {
         if let Some(g) = crate::config::env("KB_CRAWL_GUARDRAILS") {
             s.guardrails = serde_json::from_str(&g)
                 .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;
+        }
+        #[cfg(feature = "aws-lambda-chrome")]
+        {
+            s.renderer = Some(Arc::new(lambda_renderer(crate::config::env(
+                "KB_CRAWL_CHROMIUM",
+            ))?));
+        }
+        if let Some(url) = crate::config::env("KB_CRAWL_WEBHOOK_URL") {
+            let secret = crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
+                crawl_core::Error::invalid(
+                    "KB_CRAWL_WEBHOOK_URL is set but KB_CRAWL_WEBHOOK_SECRET is not",
+                )
+            })?;
+            s.ingestor = Some(Arc::new(crawl_api::ingest::WebhookIngestor::new(
+                url,
+                secret.into_bytes(),
+            )?));
         }
         Ok(s)
     }
@@ -87,4 +134,21 @@ impl Services {
             seeded
         })
     }
+}
+
+/// A renderer for one page per invocation inside Lambda: one tab, and flags for Lambda's
+/// sandbox (a small `/dev/shm`, no zygote). The browser starts on the first render and
+/// stays up between invocations of a warm container.
+#[cfg(feature = "aws-lambda-chrome")]
+pub fn lambda_renderer(executable: Option<String>) -> Result<crawl_render::ChromeRenderer> {
+    let mut config = crawl_render::ChromeConfig::default().with_max_tabs(1);
+    if let Some(exe) = executable {
+        config = config.with_executable(exe);
+    }
+    config.extra_args = vec![
+        "--disable-dev-shm-usage".into(),
+        "--no-zygote".into(),
+        "--disable-gpu".into(),
+    ];
+    crawl_render::ChromeRenderer::new(config)
 }

@@ -1,16 +1,10 @@
 //! The crawl's working state between states, kept as auxiliary objects of the job in the
 //! sink (so `Sink::delete_job` removes it): level lists, page reports, the robots snapshot.
-//! Also the frontier-less ledger target: a [`Frontier`] that only collects what is admitted.
 
-use std::fmt;
-use std::sync::Mutex;
-
-use async_trait::async_trait;
-use crawl_core::{Frontier, FrontierEntry, JobId, Result, Sink};
+use crawl_core::{JobId, Result, Sink};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use url::Url;
 
 use crate::S3Sink;
 
@@ -60,51 +54,4 @@ pub(crate) async fn get_json<T: DeserializeOwned>(
             format!("{name} of {job} is malformed: {e}"),
         )
     })
-}
-
-/// A frontier that only collects what is pushed: with
-/// [`ComposedLedger`](crawl_core::ComposedLedger) it admits through dedup and the job
-/// store and hands the admitted entries back, to be written as the next level's list.
-#[derive(Debug, Default)]
-pub(crate) struct CollectingFrontier {
-    pushed: Mutex<Vec<FrontierEntry>>,
-}
-
-impl CollectingFrontier {
-    /// What was pushed, in order.
-    pub(crate) fn take(&self) -> Vec<FrontierEntry> {
-        std::mem::take(&mut *self.pushed.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-impl fmt::Display for CollectingFrontier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CollectingFrontier")
-    }
-}
-
-#[async_trait]
-impl Frontier for CollectingFrontier {
-    async fn push(&self, _job: &JobId, entries: Vec<FrontierEntry>) -> Result<()> {
-        self.pushed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(entries);
-        Ok(())
-    }
-    async fn pop(&self, _job: &JobId) -> Result<Option<FrontierEntry>> {
-        Ok(None)
-    }
-    async fn complete(&self, _job: &JobId, _url: &Url) -> Result<()> {
-        Ok(())
-    }
-    async fn requeue_leased(&self, _job: &JobId) -> Result<usize> {
-        Ok(0)
-    }
-    async fn pending(&self, _job: &JobId) -> Result<usize> {
-        Ok(0)
-    }
-    async fn clear_job(&self, _job: &JobId) -> Result<()> {
-        Ok(())
-    }
 }

@@ -30,6 +30,55 @@ pub struct Faults {
     pub invoked: Vec<String>,
     /// Wall time of each handler run, by handler name.
     pub durations: Vec<(String, Duration)>,
+    /// S3 PUTs of objects whose key ends with this name fail (503 SlowDown) while the plan
+    /// handler has been invoked at most `fail_put_in_plan_runs` times: a plan run that dies
+    /// after admitting a level and before its list is written. Needs
+    /// [`Harness::start_with_sink_through_proxy`].
+    pub fail_put_of: Option<String>,
+    /// See `fail_put_of`.
+    pub fail_put_in_plan_runs: usize,
+    /// S3 PUTs failed so far by `fail_put_of`.
+    pub failed_puts: usize,
+}
+
+/// The loopback ingestion webhook every harness's finalise hands completed jobs to.
+#[derive(Debug, Default)]
+pub struct Webhook {
+    /// Deliveries to answer with 503 before accepting.
+    pub fail_next: usize,
+    /// Every request received: (signature header, delivery header, body, status answered).
+    pub received: Vec<(String, String, Vec<u8>, u16)>,
+}
+
+/// The webhook's HMAC secret.
+pub const WEBHOOK_SECRET: &[u8] = b"harness-secret";
+
+async fn webhook_handler(
+    State(hook): State<Arc<Mutex<Webhook>>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut h = hook.lock().unwrap();
+    let status = if h.fail_next > 0 {
+        h.fail_next -= 1;
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    h.received.push((
+        header(crawl_api::ingest::SIGNATURE_HEADER),
+        header(crawl_api::ingest::DELIVERY_HEADER),
+        body.to_vec(),
+        status.as_u16(),
+    ));
+    status
 }
 
 #[derive(Clone)]
@@ -44,6 +93,7 @@ pub struct Harness {
     pub moto_url: String,
     pub svc: Services,
     pub faults: Arc<Mutex<Faults>>,
+    pub webhook: Arc<Mutex<Webhook>>,
     http: reqwest::Client,
     moto: Child,
 }
@@ -74,6 +124,15 @@ async fn free_port() -> u16 {
 
 impl Harness {
     pub async fn start() -> Harness {
+        Harness::start_inner(false).await
+    }
+
+    /// A harness whose handlers reach S3 through the proxy, so `Faults::fail_put_of` applies.
+    pub async fn start_with_sink_through_proxy() -> Harness {
+        Harness::start_inner(true).await
+    }
+
+    async fn start_inner(sink_through_proxy: bool) -> Harness {
         let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let proxy_port = proxy.local_addr().unwrap().port();
         let moto_port = free_port().await;
@@ -119,16 +178,24 @@ impl Harness {
             .error_for_status()
             .unwrap();
 
-        let sink = S3Sink::builder()
-            .bucket(unique("b"))
-            .prefix("kb")
-            .endpoint_url(&moto_url)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
+        let bucket = unique("b");
+        let sink_at = |endpoint: String| {
+            S3Sink::builder()
+                .bucket(bucket.clone())
+                .prefix("kb")
+                .endpoint_url(endpoint)
+                .region("us-east-1")
+                .static_credentials("testing", "testing")
+                .build()
+        };
+        let mut sink = sink_at(moto_url.clone()).await.unwrap();
         sink.create_bucket_if_missing().await.unwrap();
+        if sink_through_proxy {
+            // The proxy serves once the services exist; the bucket is made directly above.
+            sink = sink_at(format!("http://127.0.0.1:{proxy_port}"))
+                .await
+                .unwrap();
+        }
         let dedup = DynamoDedup::builder()
             .table(unique("dedup"))
             .endpoint_url(&moto_url)
@@ -147,7 +214,23 @@ impl Harness {
             .await
             .unwrap();
         jobs.create_table_if_missing().await.unwrap();
-        let svc = Services::new(sink, dedup, jobs).with_guardrails(Guardrails::lifted());
+        let webhook = Arc::new(Mutex::new(Webhook::default()));
+        let hook_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let hook_url = format!("http://{}/ingest", hook_listener.local_addr().unwrap());
+        let hook_app = Router::new()
+            .route("/ingest", axum::routing::post(webhook_handler))
+            .with_state(Arc::clone(&webhook));
+        tokio::spawn(async move {
+            let _ = axum::serve(hook_listener, hook_app).await;
+        });
+        // One attempt per finalise run: a refused delivery fails the run, and Step
+        // Functions' retry of finalise is what delivers again.
+        let ingestor = crawl_api::ingest::WebhookIngestor::new(hook_url, WEBHOOK_SECRET)
+            .unwrap()
+            .attempts(1);
+        let svc = Services::new(sink, dedup, jobs)
+            .with_guardrails(Guardrails::lifted())
+            .with_ingestor(Arc::new(ingestor));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let state = ProxyState {
             svc: svc.clone(),
@@ -163,6 +246,7 @@ impl Harness {
             moto_url,
             svc,
             faults,
+            webhook,
             http,
             moto,
         }
@@ -243,6 +327,23 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
             Ok(v) => Response::new(Body::from(serde_json::to_vec(&v).unwrap())),
             Err(e) => lambda_error(&e),
         };
+    }
+    let put_fails = parts.method == "PUT" && {
+        let mut f = st.faults.lock().unwrap();
+        let plan_runs = f.invoked.iter().filter(|n| *n == "plan").count();
+        let hit = f.fail_put_of.as_deref().is_some_and(|n| path.ends_with(n))
+            && plan_runs <= f.fail_put_in_plan_runs;
+        if hit {
+            f.failed_puts += 1;
+        }
+        hit
+    };
+    if put_fails {
+        let mut out = Response::new(Body::from(
+            "<Error><Code>SlowDown</Code><Message>injected</Message></Error>",
+        ));
+        *out.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        return out;
     }
     let pq = parts
         .uri
