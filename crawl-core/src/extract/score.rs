@@ -23,6 +23,8 @@ const LINK_WEIGHT: f64 = 0.3;
 const PROSE_PAGE: f64 = 0.5;
 /// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
 const ITEM_MIN: u32 = 40;
+/// Share of a listing item's text in links (its title links to the thing listed).
+const ITEM_LINK_SHARE: f64 = 0.2;
 /// Listing-item text outside the best child that stops the descent (bytes, share).
 const ITEMS_LEFT_MIN: f64 = 200.0;
 const ITEMS_LEFT_SHARE: f64 = 0.4;
@@ -244,6 +246,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
+    let mut in_link = vec![false; len];
     for i in 1..len {
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
@@ -253,6 +256,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 tree.tag(p as u32),
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
             );
+        in_link[i] = in_link[p] || tree.tag(p as u32) == Some(Tag::A);
+    }
+    // Prose is paragraph text outside links: a paragraph inside a link is a teaser.
+    for i in 1..len {
+        in_p[i] &= !in_link[i];
     }
     let hints: Vec<u8> = (0..len)
         .map(|i| chrome_hint(tree, i as u32, in_article[i]))
@@ -352,7 +360,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let prose_page = ptext[0] as f64 > PROSE_PAGE * text[0] as f64;
     for i in (1..len).filter(|_| !prose_page) {
         if let Kind::Element { tag, .. } = tree.nodes[i].kind {
-            let class = tree.attrs(i as u32).map_or("", |a| &a.class);
+            let class = item_class(tree, i as u32);
             *sig.entry((tree.nodes[i].parent, tag as u8, class))
                 .or_insert(0) += 1;
         }
@@ -363,8 +371,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
-        protected[i] =
-            protected[p] || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
+        // An item links to what it lists; repeated blocks of a text are not items, nor
+        // are paragraphs (a row of download buttons is not a listing).
+        protected[i] = protected[p]
+            || (!prose_page
+                && text[i] >= ITEM_MIN
+                && link[i] as f64 >= ITEM_LINK_SHARE * text[i] as f64
+                && tree.tag(i as u32) != Some(Tag::P)
+                && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -495,10 +509,18 @@ fn is_container(t: Tag) -> bool {
     )
 }
 
-/// Whether `n` is one of at least three siblings with its tag and class.
+/// The class token that names an item's kind: the first one (`product` of
+/// `product post-15859 instock`; later tokens often carry ids and states).
+fn item_class(tree: &Tree, n: u32) -> &str {
+    tree.attrs(n)
+        .and_then(|a| a.class.split_ascii_whitespace().next())
+        .unwrap_or("")
+}
+
+/// Whether `n` is one of at least three siblings with its tag and first class token.
 fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     let Some(tag) = tree.tag(n) else { return false };
-    let class = tree.attrs(n).map_or("", |a| &a.class);
+    let class = item_class(tree, n);
     sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
         .is_some_and(|&c| c >= 3)
 }

@@ -375,3 +375,90 @@ fn product_grid_kept_beside_a_long_seo_text() {
         assert!(m.contains(&format!("weddings model {i}")), "{m}");
     }
 }
+
+#[test]
+fn listing_items_match_by_their_first_class_token() {
+    // WooCommerce-style cards: each carries its own `post-N` class, and their short links
+    // make each card link-dense.
+    let items: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='card post-{i} instock'><a href='/p/{i}'>Woolen yarn colour {i}</a> \
+                 <a href='/p/{i}/buy'>Add to basket now</a> <a href='/p/{i}/w'>Save to wishlist</a></div>"
+            )
+        })
+        .collect();
+    let html = format!("<main><h1>Yarns</h1><div class='grid'>{items}</div></main>");
+    let m = md(&html);
+    for i in 0..6 {
+        assert!(m.contains(&format!("Woolen yarn colour {i}")), "{m}");
+    }
+}
+
+#[test]
+fn blocks_of_a_text_are_not_listing_items() {
+    let items: String = (0..10)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Black patent leather dress shoe with a \
+                 cushioned sole and a slim profile, model {i}</a></div>"
+            )
+        })
+        .collect();
+    // Repeated blocks with one class and no links: an SEO text, not a listing.
+    let seo: String = (0..5)
+        .map(|i| {
+            format!(
+                "<div class='seo-block'><h3>Point {i}</h3><ul><li>{}</li></ul></div>",
+                format!("selling point {i} ").repeat(25)
+            )
+        })
+        .collect();
+    let html = format!(
+        "<main><div class='catalog'><div class='grid'>{items}</div></div>\
+         <div class='about'>{seo}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..10 {
+        assert!(m.contains(&format!("slim profile, model {i}")), "{m}");
+    }
+}
+
+#[test]
+fn paragraphs_inside_links_are_not_prose() {
+    // The story is text with line breaks; the sidebar's teasers wrap paragraphs in links.
+    let story = "The council approved the new bridge after a long debate today.<br>".repeat(15);
+    let teasers: String = (0..30)
+        .map(|i| {
+            format!(
+                "<li><a href='/t/{i}'><p>Teaser {i}: another story you might want to read \
+                 about the city, its people and its many new buildings</p></a></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='container'><div class='article'><h1>Bridge approved</h1>\
+         <div class='content'>{story}</div></div><div id='right'><ul>{teasers}</ul></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("The council approved the new bridge"), "{m}");
+}
+
+#[test]
+fn paragraphs_of_links_are_not_listing_items() {
+    let facts: String = (0..4)
+        .map(|i| format!("<li>{}</li>", format!("model fact {i} ").repeat(12)))
+        .collect();
+    let buttons: String = (0..3)
+        .map(|i| {
+            format!(
+                "<p class='buttons'><a href='/hf/{i}'>Get it from Hugging Face Hub</a> \
+                 <a href='/kg/{i}'>Get it from the Kaggle Models</a></p>"
+            )
+        })
+        .collect();
+    let html = format!("<main><h1>Model card</h1><ul>{facts}</ul>{buttons}</main>");
+    let m = md(&html);
+    assert!(m.contains("model fact 3"), "{m}");
+    assert!(!m.contains("Get it from"), "{m}");
+}
