@@ -17,6 +17,10 @@ pub(crate) struct Selection {
 
 /// Share of its parent's content a child needs for selection to descend into it.
 const DESCEND_SHARE: f64 = 0.72;
+/// Share of the page's text above which a block with a chrome class (`has-sidebar`,
+/// `feedback-list`) is taken for the page wrapper rather than chrome: only a block holding
+/// most of the page is.
+const CLASS_CHROME_MAX: f64 = 0.5;
 /// Weight of link text in the content measure.
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
@@ -321,7 +325,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !in_comments[p]
             && outside >= 200
             && (article_page || in_article[i] || outside >= prose[i]);
-        if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
+        if comments || !wrapper && (hint == 2 || (hint == 1 && share < CLASS_CHROME_MAX)) {
             removed[i] = true;
         }
     }

@@ -462,3 +462,26 @@ fn paragraphs_of_links_are_not_listing_items() {
     assert!(m.contains("model fact 3"), "{m}");
     assert!(!m.contains("Get it from"), "{m}");
 }
+
+#[test]
+fn large_chrome_class_block_is_chrome_unless_it_holds_most_of_the_page() {
+    // Seller feedback beside a product: 40 % of the page's text, no heading, no prose.
+    let feedback: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='entry'>{}</div>",
+                format!("buyer review {i} ").repeat(8)
+            )
+        })
+        .collect();
+    let facts: String = (0..5)
+        .map(|i| format!("<li>{}</li>", format!("lamp detail {i} ").repeat(9)))
+        .collect();
+    let html = format!(
+        "<div class='item'><h1>Painted lamp</h1><ul>{facts}</ul></div>\
+         <div class='seller-feedback-list'>{feedback}</div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("lamp detail 4"), "{m}");
+    assert!(!m.contains("buyer review"), "{m}");
+}
