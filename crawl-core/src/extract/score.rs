@@ -32,6 +32,8 @@ const ITEM_LINK_SHARE: f64 = 0.2;
 /// Listing-item text outside the best child that stops the descent (bytes, share).
 const ITEMS_LEFT_MIN: f64 = 200.0;
 const ITEMS_LEFT_SHARE: f64 = 0.4;
+/// Share of the page's content its `<main>` landmark needs to be where selection starts.
+const MAIN_MIN_SHARE: f64 = 0.2;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -434,8 +436,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         };
         good[p] += good[i] * w;
     }
-    // Descend while one child holds most of the content.
-    let mut cur = 0u32;
+    // Descend while one child holds most of the content, starting from the page's
+    // first `<main>` landmark when it holds a fair part of the content: the author put
+    // the content there (teasers of other stories sit outside it).
+    let mut cur = main_landmark(tree, &removed)
+        .filter(|&m| good[m as usize] >= MAIN_MIN_SHARE * good[0])
+        .unwrap_or(0);
     loop {
         let mut by_share = true;
         let mut best = NONE;
@@ -488,6 +494,25 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         cur = best;
     }
     Selection { root: cur, removed }
+}
+
+/// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
+/// load the next story below repeat the landmark; the first is the page's own.)
+fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
+    let first = (1..tree.nodes.len()).find(|&i| {
+        tree.tag(i as u32) == Some(Tag::Main)
+            || tree
+                .attrs(i as u32)
+                .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
+    })?;
+    let mut a = first;
+    while a != 0 {
+        if removed[a] || tree.nodes[a].hidden {
+            return None;
+        }
+        a = tree.nodes[a].parent as usize;
+    }
+    Some(first as u32)
 }
 
 /// Elements main-content selection may descend into.

@@ -485,3 +485,40 @@ fn large_chrome_class_block_is_chrome_unless_it_holds_most_of_the_page() {
     assert!(m.contains("lamp detail 4"), "{m}");
     assert!(!m.contains("buyer review"), "{m}");
 }
+
+#[test]
+fn selection_starts_at_the_first_main_landmark() {
+    // An infinite-scroll story page: the next story is loaded below with its own landmark.
+    let html = format!(
+        "<header><a href='/'>Home</a></header>\
+         <section role='main'><article><h2>Koalas rescued</h2>{}{}</article></section>\
+         <section role='main'><article><h2>Reindeer herders</h2>{}{}</article></section>",
+        para("rescued koala story"),
+        para("rescue goes on"),
+        para("next story about reindeer"),
+        para("more about the herders")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("rescued koala story") && m.contains("rescue goes on"),
+        "{m}"
+    );
+    assert!(!m.contains("reindeer"), "{m}");
+    // Beside "more stories" teasers with prose of their own.
+    let teasers: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class='teaser'>{}</div>",
+                para(&format!("teaser {i} text"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<main><h1>Story</h1>{}{}</main><div class='more'>{teasers}</div>",
+        para("the main story"),
+        para("the story goes on")
+    );
+    let m = md(&html);
+    assert!(m.contains("the main story"), "{m}");
+    assert!(!m.contains("teaser 1 text"), "{m}");
+}
