@@ -107,6 +107,8 @@ const CONSENT_WORDS: &[&str] = &[
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
 const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
+/// Words that name a discussion thread.
+const FORUM_WORDS: &[&str] = &["discussion", "thread", "forum"];
 /// Whole class/id tokens that mark site chrome.
 const EXACT_CHROME: &[&str] = &[
     "header",
@@ -196,6 +198,14 @@ fn token_hint(tok: &str) -> u8 {
     hint
 }
 
+/// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
+/// word does (`category-open-thread` is a subject, not the page's structure).
+fn is_forum_token(tok: &str) -> bool {
+    words(tok)
+        .next()
+        .is_some_and(|w| FORUM_WORDS.iter().any(|f| w.eq_ignore_ascii_case(f)))
+}
+
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
 /// section, 4 = consent banner, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
@@ -276,6 +286,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut raw = vec![0u32; len];
     // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
     let mut has_main = vec![false; len];
+    // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
+    // replies are content even when marked as comments (Vanilla on og:type=article).
+    let mut has_h1 = vec![false; len];
+    let mut forum_page = false;
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden {
@@ -300,6 +314,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
+        if tree.tag(i as u32) == Some(Tag::H1) {
+            has_h1[i] = true;
+        }
+        if has_h1[i] && !forum_page {
+            forum_page = tree.attrs(i as u32).is_some_and(|a| {
+                a.class
+                    .split_ascii_whitespace()
+                    .chain(a.id.split_ascii_whitespace())
+                    .any(is_forum_token)
+            });
+        }
+        has_h1[p] |= has_h1[i];
     }
     let total = raw[0].max(1);
     let article_page = tree
@@ -324,6 +350,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let p = tree.nodes[i].parent as usize;
         in_comments[i] = in_comments[p] || hint == 3;
         let comments = hint == 3
+            && !forum_page
             && !in_comments[p]
             && outside >= 200
             && (article_page || in_article[i] || outside >= prose[i]);

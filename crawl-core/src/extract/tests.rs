@@ -522,3 +522,34 @@ fn selection_starts_at_the_first_main_landmark() {
     assert!(m.contains("the main story"), "{m}");
     assert!(!m.contains("teaser 1 text"), "{m}");
 }
+
+#[test]
+fn replies_are_content_when_the_heading_sits_in_a_discussion() {
+    let replies = format!(
+        "<div class='CommentsWrap'><ul><li>{}</li><li>{}</li></ul></div>",
+        para("first reply"),
+        para("second reply")
+    );
+    let head = "<head><meta property='og:type' content='article'></head>";
+    let forum = format!(
+        "{head}<main><div class='MessageList Discussion'><h1>Thread</h1>\
+         <div class='Message'>{}</div></div>{replies}</main>",
+        para("the opening post")
+    );
+    let m = md(&forum);
+    assert!(
+        m.contains("the opening post") && m.contains("first reply") && m.contains("second reply"),
+        "{m}"
+    );
+    // A subject class (WordPress's `category-open-thread`) does not make a forum.
+    let article = format!(
+        "{head}<main><article class='post category-open-thread'><h1>Open thread</h1>{}</article>\
+         {replies}</main>",
+        para("the post itself")
+    );
+    let m = md(&article);
+    assert!(
+        m.contains("the post itself") && !m.contains("first reply"),
+        "{m}"
+    );
+}
