@@ -34,6 +34,11 @@ const ITEMS_LEFT_MIN: f64 = 200.0;
 const ITEMS_LEFT_SHARE: f64 = 0.4;
 /// Share of the page's content its `<main>` landmark needs to be where selection starts.
 const MAIN_MIN_SHARE: f64 = 0.2;
+/// Sibling merge: minimum text of a like sibling, its maximum share of link text, and
+/// the share of the chosen child's content the like siblings need together.
+const SIBLING_MIN: u32 = 100;
+const SIBLING_LINK_SHARE: f64 = 0.5;
+const SIBLING_SHARE: f64 = 0.15;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -334,6 +339,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .as_deref()
         .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
     let total_prose = prose[0].max(1);
+    let product_page = tree
+        .facts
+        .og_type
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().contains("product"));
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     for i in 1..len {
@@ -518,6 +528,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // A page built from like sections (same tag and first class token as the child
+        // the prose chose, text rather than links): the sections belong together, so
+        // stay here. Not on product pages, whose description is the content and whose
+        // like sections beside it are shipping, returns and specification widgets.
+        if !by_share
+            && !product_page
+            && merge_siblings(tree, cur, best, &removed, &text, &link, &good)
+        {
+            break;
+        }
         cur = best;
     }
     Selection { root: cur, removed }
@@ -540,6 +560,38 @@ fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
         a = tree.nodes[a].parent as usize;
     }
     Some(first as u32)
+}
+
+/// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of
+/// their own to be kept with it.
+fn merge_siblings(
+    tree: &Tree,
+    cur: u32,
+    best: u32,
+    removed: &[bool],
+    text: &[u32],
+    link: &[u32],
+    good: &[f64],
+) -> bool {
+    let kind = item_class(tree, best);
+    if kind.is_empty() {
+        return false;
+    }
+    let tag = tree.tag(best);
+    let like: f64 = tree
+        .children(cur)
+        .filter(|&s| {
+            let i = s as usize;
+            s != best
+                && !removed[i]
+                && tree.tag(s) == tag
+                && item_class(tree, s) == kind
+                && text[i] >= SIBLING_MIN
+                && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
+        })
+        .map(|s| good[s as usize])
+        .sum();
+    like >= SIBLING_SHARE * good[best as usize]
 }
 
 /// Elements main-content selection may descend into.

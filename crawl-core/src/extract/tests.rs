@@ -553,3 +553,36 @@ fn replies_are_content_when_the_heading_sits_in_a_discussion() {
         "{m}"
     );
 }
+
+#[test]
+fn like_sibling_sections_are_kept_together() {
+    let section = |title: &str, body: &str| {
+        format!(
+            "<div class='container block'><h2>{title}</h2><ul><li>{}</li></ul></div>",
+            format!("{body} ").repeat(20)
+        )
+    };
+    let page = |head: &str| {
+        format!(
+            "{head}<div class='grid'><div class='container intro'><h1>Data analytics</h1>{}{}</div>\
+             {}{}</div>",
+            para("our analytics consulting"),
+            para("we help you decide"),
+            section("Artificial intelligence", "models for your data"),
+            section("Business intelligence", "reports for your teams")
+        )
+    };
+    // A service page built from like sections: the prose section alone is not the content.
+    let m = md(&page(""));
+    assert!(m.contains("our analytics consulting"), "{m}");
+    assert!(
+        m.contains("models for your data") && m.contains("reports for your teams"),
+        "{m}"
+    );
+    // On a product page the description is the content, its sibling widgets are not.
+    let m = md(&page(
+        "<head><meta property='og:type' content='product'></head>",
+    ));
+    assert!(m.contains("our analytics consulting"), "{m}");
+    assert!(!m.contains("models for your data"), "{m}");
+}
