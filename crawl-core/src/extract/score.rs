@@ -272,16 +272,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
-        in_p[i] = in_p[p]
+        in_link[i] = in_link[p] || tree.tag(p as u32) == Some(Tag::A);
+        // Prose is paragraph text outside links: a paragraph inside a link is a teaser.
+        in_p[i] = (in_p[p]
             || matches!(
                 tree.tag(p as u32),
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
-            );
-        in_link[i] = in_link[p] || tree.tag(p as u32) == Some(Tag::A);
-    }
-    // Prose is paragraph text outside links: a paragraph inside a link is a teaser.
-    for i in 1..len {
-        in_p[i] &= !in_link[i];
+            ))
+            && !in_link[i];
     }
     let hints: Vec<u8> = (0..len)
         .map(|i| chrome_hint(tree, i as u32, in_article[i]))
