@@ -17,15 +17,28 @@ pub(crate) struct Selection {
 
 /// Share of its parent's content a child needs for selection to descend into it.
 const DESCEND_SHARE: f64 = 0.72;
+/// Share of the page's text above which a block with a chrome class (`has-sidebar`,
+/// `feedback-list`) is taken for the page wrapper rather than chrome: only a block holding
+/// most of the page is.
+const CLASS_CHROME_MAX: f64 = 0.5;
 /// Weight of link text in the content measure.
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
 const PROSE_PAGE: f64 = 0.5;
 /// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
 const ITEM_MIN: u32 = 40;
+/// Share of a listing item's text in links (its title links to the thing listed).
+const ITEM_LINK_SHARE: f64 = 0.2;
 /// Listing-item text outside the best child that stops the descent (bytes, share).
 const ITEMS_LEFT_MIN: f64 = 200.0;
 const ITEMS_LEFT_SHARE: f64 = 0.4;
+/// Share of the page's content its `<main>` landmark needs to be where selection starts.
+const MAIN_MIN_SHARE: f64 = 0.2;
+/// Sibling merge: minimum text of a like sibling, its maximum share of link text, and
+/// the share of the chosen child's content the like siblings need together.
+const SIBLING_MIN: u32 = 100;
+const SIBLING_LINK_SHARE: f64 = 0.5;
+const SIBLING_SHARE: f64 = 0.15;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -99,6 +112,8 @@ const CONSENT_WORDS: &[&str] = &[
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
 const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
+/// Words that name a discussion thread.
+const FORUM_WORDS: &[&str] = &["discussion", "thread", "forum"];
 /// Whole class/id tokens that mark site chrome.
 const EXACT_CHROME: &[&str] = &[
     "header",
@@ -188,6 +203,14 @@ fn token_hint(tok: &str) -> u8 {
     hint
 }
 
+/// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
+/// word does (`category-open-thread` is a subject, not the page's structure).
+fn is_forum_token(tok: &str) -> bool {
+    words(tok)
+        .next()
+        .is_some_and(|w| FORUM_WORDS.iter().any(|f| w.eq_ignore_ascii_case(f)))
+}
+
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
 /// section, 4 = consent banner, 0 = none.
 fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
@@ -244,15 +267,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
+    let mut in_link = vec![false; len];
     for i in 1..len {
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
-        in_p[i] = in_p[p]
+        in_link[i] = in_link[p] || tree.tag(p as u32) == Some(Tag::A);
+        // Prose is paragraph text outside links: a paragraph inside a link is a teaser.
+        in_p[i] = (in_p[p]
             || matches!(
                 tree.tag(p as u32),
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
-            );
+            ))
+            && !in_link[i];
     }
     let hints: Vec<u8> = (0..len)
         .map(|i| chrome_hint(tree, i as u32, in_article[i]))
@@ -262,6 +289,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut raw = vec![0u32; len];
     // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
     let mut has_main = vec![false; len];
+    // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
+    // replies are content even when marked as comments (Vanilla on og:type=article).
+    let mut has_h1 = vec![false; len];
+    let mut forum_page = false;
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden {
@@ -286,6 +317,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
+        if tree.tag(i as u32) == Some(Tag::H1) {
+            has_h1[i] = true;
+        }
+        if has_h1[i] && !forum_page {
+            forum_page = tree.attrs(i as u32).is_some_and(|a| {
+                a.class
+                    .split_ascii_whitespace()
+                    .chain(a.id.split_ascii_whitespace())
+                    .any(is_forum_token)
+            });
+        }
+        has_h1[p] |= has_h1[i];
     }
     let total = raw[0].max(1);
     let article_page = tree
@@ -294,6 +337,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .as_deref()
         .is_some_and(|t| t.to_ascii_lowercase().contains("article"));
     let total_prose = prose[0].max(1);
+    let product_page = tree
+        .facts
+        .og_type
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().contains("product"));
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     for i in 1..len {
@@ -310,10 +358,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let p = tree.nodes[i].parent as usize;
         in_comments[i] = in_comments[p] || hint == 3;
         let comments = hint == 3
+            && !forum_page
             && !in_comments[p]
             && outside >= 200
             && (article_page || in_article[i] || outside >= prose[i]);
-        if comments || !wrapper && (hint == 2 || (hint == 1 && share < 0.35)) {
+        if comments || !wrapper && (hint == 2 || (hint == 1 && share < CLASS_CHROME_MAX)) {
             removed[i] = true;
         }
     }
@@ -352,7 +401,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let prose_page = ptext[0] as f64 > PROSE_PAGE * text[0] as f64;
     for i in (1..len).filter(|_| !prose_page) {
         if let Kind::Element { tag, .. } = tree.nodes[i].kind {
-            let class = tree.attrs(i as u32).map_or("", |a| &a.class);
+            let class = item_class(tree, i as u32);
             *sig.entry((tree.nodes[i].parent, tag as u8, class))
                 .or_insert(0) += 1;
         }
@@ -363,8 +412,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
-        protected[i] =
-            protected[p] || (!prose_page && text[i] >= ITEM_MIN && repeated(tree, &sig, i as u32));
+        // An item links to what it lists; repeated blocks of a text are not items, nor
+        // are paragraphs (a row of download buttons is not a listing).
+        protected[i] = protected[p]
+            || (!prose_page
+                && text[i] >= ITEM_MIN
+                && link[i] as f64 >= ITEM_LINK_SHARE * text[i] as f64
+                && tree.tag(i as u32) != Some(Tag::P)
+                && repeated(tree, &sig, i as u32));
         if matches!(
             tree.tag(i as u32),
             Some(
@@ -416,8 +471,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         };
         good[p] += good[i] * w;
     }
-    // Descend while one child holds most of the content.
-    let mut cur = 0u32;
+    // Descend while one child holds most of the content, starting from the page's
+    // first `<main>` landmark when it holds a fair part of the content: the author put
+    // the content there (teasers of other stories sit outside it).
+    let mut cur = main_landmark(tree, &removed)
+        .filter(|&m| good[m as usize] >= MAIN_MIN_SHARE * good[0])
+        .unwrap_or(0);
     loop {
         let mut by_share = true;
         let mut best = NONE;
@@ -467,9 +526,70 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // A page built from like sections (same tag and first class token as the child
+        // the prose chose, text rather than links): the sections belong together, so
+        // stay here. Not on product pages, whose description is the content and whose
+        // like sections beside it are shipping, returns and specification widgets.
+        if !by_share
+            && !product_page
+            && merge_siblings(tree, cur, best, &removed, &text, &link, &good)
+        {
+            break;
+        }
         cur = best;
     }
     Selection { root: cur, removed }
+}
+
+/// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
+/// load the next story below repeat the landmark; the first is the page's own.)
+fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
+    let first = (1..tree.nodes.len()).find(|&i| {
+        tree.tag(i as u32) == Some(Tag::Main)
+            || tree
+                .attrs(i as u32)
+                .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
+    })?;
+    let mut a = first;
+    while a != 0 {
+        if removed[a] || tree.nodes[a].hidden {
+            return None;
+        }
+        a = tree.nodes[a].parent as usize;
+    }
+    Some(first as u32)
+}
+
+/// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of
+/// their own to be kept with it.
+fn merge_siblings(
+    tree: &Tree,
+    cur: u32,
+    best: u32,
+    removed: &[bool],
+    text: &[u32],
+    link: &[u32],
+    good: &[f64],
+) -> bool {
+    let kind = item_class(tree, best);
+    if kind.is_empty() {
+        return false;
+    }
+    let tag = tree.tag(best);
+    let like: f64 = tree
+        .children(cur)
+        .filter(|&s| {
+            let i = s as usize;
+            s != best
+                && !removed[i]
+                && tree.tag(s) == tag
+                && item_class(tree, s) == kind
+                && text[i] >= SIBLING_MIN
+                && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
+        })
+        .map(|s| good[s as usize])
+        .sum();
+    like >= SIBLING_SHARE * good[best as usize]
 }
 
 /// Elements main-content selection may descend into.
@@ -495,10 +615,18 @@ fn is_container(t: Tag) -> bool {
     )
 }
 
-/// Whether `n` is one of at least three siblings with its tag and class.
+/// The class token that names an item's kind: the first one (`product` of
+/// `product post-15859 instock`; later tokens often carry ids and states).
+fn item_class(tree: &Tree, n: u32) -> &str {
+    tree.attrs(n)
+        .and_then(|a| a.class.split_ascii_whitespace().next())
+        .unwrap_or("")
+}
+
+/// Whether `n` is one of at least three siblings with its tag and first class token.
 fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     let Some(tag) = tree.tag(n) else { return false };
-    let class = tree.attrs(n).map_or("", |a| &a.class);
+    let class = item_class(tree, n);
     sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
         .is_some_and(|&c| c >= 3)
 }

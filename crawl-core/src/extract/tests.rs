@@ -375,3 +375,214 @@ fn product_grid_kept_beside_a_long_seo_text() {
         assert!(m.contains(&format!("weddings model {i}")), "{m}");
     }
 }
+
+#[test]
+fn listing_items_match_by_their_first_class_token() {
+    // WooCommerce-style cards: each carries its own `post-N` class, and their short links
+    // make each card link-dense.
+    let items: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='card post-{i} instock'><a href='/p/{i}'>Woolen yarn colour {i}</a> \
+                 <a href='/p/{i}/buy'>Add to basket now</a> <a href='/p/{i}/w'>Save to wishlist</a></div>"
+            )
+        })
+        .collect();
+    let html = format!("<main><h1>Yarns</h1><div class='grid'>{items}</div></main>");
+    let m = md(&html);
+    for i in 0..6 {
+        assert!(m.contains(&format!("Woolen yarn colour {i}")), "{m}");
+    }
+}
+
+#[test]
+fn blocks_of_a_text_are_not_listing_items() {
+    let items: String = (0..10)
+        .map(|i| {
+            format!(
+                "<div class='card'><a href='/p/{i}'>Black patent leather dress shoe with a \
+                 cushioned sole and a slim profile, model {i}</a></div>"
+            )
+        })
+        .collect();
+    // Repeated blocks with one class and no links: an SEO text, not a listing.
+    let seo: String = (0..5)
+        .map(|i| {
+            format!(
+                "<div class='seo-block'><h3>Point {i}</h3><ul><li>{}</li></ul></div>",
+                format!("selling point {i} ").repeat(25)
+            )
+        })
+        .collect();
+    let html = format!(
+        "<main><div class='catalog'><div class='grid'>{items}</div></div>\
+         <div class='about'>{seo}</div></main>"
+    );
+    let m = md(&html);
+    for i in 0..10 {
+        assert!(m.contains(&format!("slim profile, model {i}")), "{m}");
+    }
+}
+
+#[test]
+fn paragraphs_inside_links_are_not_prose() {
+    // The story is text with line breaks; the sidebar's teasers wrap paragraphs in links.
+    let story = "The council approved the new bridge after a long debate today.<br>".repeat(15);
+    let teasers: String = (0..30)
+        .map(|i| {
+            format!(
+                "<li><a href='/t/{i}'><p>Teaser {i}: another story you might want to read \
+                 about the city, its people and its many new buildings</p></a></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='container'><div class='article'><h1>Bridge approved</h1>\
+         <div class='content'>{story}</div></div><div id='right'><ul>{teasers}</ul></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("The council approved the new bridge"), "{m}");
+}
+
+#[test]
+fn paragraphs_of_links_are_not_listing_items() {
+    let facts: String = (0..4)
+        .map(|i| format!("<li>{}</li>", format!("model fact {i} ").repeat(12)))
+        .collect();
+    let buttons: String = (0..3)
+        .map(|i| {
+            format!(
+                "<p class='buttons'><a href='/hf/{i}'>Get it from Hugging Face Hub</a> \
+                 <a href='/kg/{i}'>Get it from the Kaggle Models</a></p>"
+            )
+        })
+        .collect();
+    let html = format!("<main><h1>Model card</h1><ul>{facts}</ul>{buttons}</main>");
+    let m = md(&html);
+    assert!(m.contains("model fact 3"), "{m}");
+    assert!(!m.contains("Get it from"), "{m}");
+}
+
+#[test]
+fn large_chrome_class_block_is_chrome_unless_it_holds_most_of_the_page() {
+    // Seller feedback beside a product: 40 % of the page's text, no heading, no prose.
+    let feedback: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='entry'>{}</div>",
+                format!("buyer review {i} ").repeat(8)
+            )
+        })
+        .collect();
+    let facts: String = (0..5)
+        .map(|i| format!("<li>{}</li>", format!("lamp detail {i} ").repeat(9)))
+        .collect();
+    let html = format!(
+        "<div class='item'><h1>Painted lamp</h1><ul>{facts}</ul></div>\
+         <div class='seller-feedback-list'>{feedback}</div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("lamp detail 4"), "{m}");
+    assert!(!m.contains("buyer review"), "{m}");
+}
+
+#[test]
+fn selection_starts_at_the_first_main_landmark() {
+    // An infinite-scroll story page: the next story is loaded below with its own landmark.
+    let html = format!(
+        "<header><a href='/'>Home</a></header>\
+         <section role='main'><article><h2>Koalas rescued</h2>{}{}</article></section>\
+         <section role='main'><article><h2>Reindeer herders</h2>{}{}</article></section>",
+        para("rescued koala story"),
+        para("rescue goes on"),
+        para("next story about reindeer"),
+        para("more about the herders")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("rescued koala story") && m.contains("rescue goes on"),
+        "{m}"
+    );
+    assert!(!m.contains("reindeer"), "{m}");
+    // Beside "more stories" teasers with prose of their own.
+    let teasers: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class='teaser'>{}</div>",
+                para(&format!("teaser {i} text"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<main><h1>Story</h1>{}{}</main><div class='more'>{teasers}</div>",
+        para("the main story"),
+        para("the story goes on")
+    );
+    let m = md(&html);
+    assert!(m.contains("the main story"), "{m}");
+    assert!(!m.contains("teaser 1 text"), "{m}");
+}
+
+#[test]
+fn replies_are_content_when_the_heading_sits_in_a_discussion() {
+    let replies = format!(
+        "<div class='CommentsWrap'><ul><li>{}</li><li>{}</li></ul></div>",
+        para("first reply"),
+        para("second reply")
+    );
+    let head = "<head><meta property='og:type' content='article'></head>";
+    let forum = format!(
+        "{head}<main><div class='MessageList Discussion'><h1>Thread</h1>\
+         <div class='Message'>{}</div></div>{replies}</main>",
+        para("the opening post")
+    );
+    let m = md(&forum);
+    assert!(
+        m.contains("the opening post") && m.contains("first reply") && m.contains("second reply"),
+        "{m}"
+    );
+    // A subject class (WordPress's `category-open-thread`) does not make a forum.
+    let article = format!(
+        "{head}<main><article class='post category-open-thread'><h1>Open thread</h1>{}</article>\
+         {replies}</main>",
+        para("the post itself")
+    );
+    let m = md(&article);
+    assert!(
+        m.contains("the post itself") && !m.contains("first reply"),
+        "{m}"
+    );
+}
+
+#[test]
+fn like_sibling_sections_are_kept_together() {
+    let section = |title: &str, body: &str| {
+        format!(
+            "<div class='container block'><h2>{title}</h2><ul><li>{}</li></ul></div>",
+            format!("{body} ").repeat(20)
+        )
+    };
+    let page = |head: &str| {
+        format!(
+            "{head}<div class='grid'><div class='container intro'><h1>Data analytics</h1>{}{}</div>\
+             {}{}</div>",
+            para("our analytics consulting"),
+            para("we help you decide"),
+            section("Artificial intelligence", "models for your data"),
+            section("Business intelligence", "reports for your teams")
+        )
+    };
+    // A service page built from like sections: the prose section alone is not the content.
+    let m = md(&page(""));
+    assert!(m.contains("our analytics consulting"), "{m}");
+    assert!(
+        m.contains("models for your data") && m.contains("reports for your teams"),
+        "{m}"
+    );
+    // On a product page the description is the content, its sibling widgets are not.
+    let m = md(&page(
+        "<head><meta property='og:type' content='product'></head>",
+    ));
+    assert!(m.contains("our analytics consulting"), "{m}");
+    assert!(!m.contains("models for your data"), "{m}");
+}
