@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use crawl_aws::sfn::{
-    state_machine, states, SfnOptions, ALL_ERRORS, LAMBDA_SERVICE_ERRORS, MAX_CONCURRENCY,
-    RETRYABLE_ERRORS,
+    state_machine, states, SfnOptions, ALL_ERRORS, ERR_INGEST_BUSY, FINALISE_RETRY_ERRORS,
+    INGEST_LEASE_SECS, LAMBDA_SERVICE_ERRORS, MAX_CONCURRENCY, RETRYABLE_ERRORS,
 };
 use serde_json::Value;
 
@@ -49,6 +49,7 @@ fn error_equals_name_only_our_constants_and_every_retryable_one_is_retried() {
     let allowed: BTreeSet<&str> = ALL_ERRORS
         .iter()
         .chain(LAMBDA_SERVICE_ERRORS)
+        .chain(FINALISE_RETRY_ERRORS)
         .copied()
         .chain(["States.ALL", "States.TaskFailed"])
         .collect();
@@ -86,6 +87,53 @@ fn error_equals_name_only_our_constants_and_every_retryable_one_is_retried() {
     assert_eq!(tasks, 5, "init, scrape, plan, finalise, mark-failed");
     for e in RETRYABLE_ERRORS {
         assert!(retried.contains(e));
+    }
+}
+
+/// A finalise run that died holding the ingestion lease is retried until the lease has
+/// ended: the expected wait of Finalise's retries (full jitter: half of each delay) outlasts
+/// the lease, and no other task retries these errors.
+#[test]
+fn finalise_retries_a_held_hand_off_past_the_lease() {
+    let asl = state_machine(&SfnOptions::default());
+    let rules = asl["States"][states::FINALISE]["Retry"].as_array().unwrap();
+    let rule = rules
+        .iter()
+        .find(|r| {
+            r["ErrorEquals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e == ERR_INGEST_BUSY)
+        })
+        .expect("Finalise retries KbCrawl.IngestBusy");
+    for e in FINALISE_RETRY_ERRORS {
+        assert!(
+            rule["ErrorEquals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x == e),
+            "{e}"
+        );
+    }
+    let interval = rule["IntervalSeconds"].as_f64().unwrap();
+    let rate = rule["BackoffRate"].as_f64().unwrap();
+    let cap = rule["MaxDelaySeconds"].as_f64().unwrap();
+    let attempts = rule["MaxAttempts"].as_u64().unwrap();
+    let expected: f64 = (0..attempts)
+        .map(|k| (interval * rate.powi(i32::try_from(k).unwrap())).min(cap) / 2.0)
+        .sum();
+    assert!(
+        expected > 1.5 * INGEST_LEASE_SECS as f64,
+        "expected retry wait {expected:.0} s vs lease {INGEST_LEASE_SECS} s"
+    );
+    for name in [states::INIT, states::PLAN, states::MARK_FAILED] {
+        let text = asl["States"][name]["Retry"].to_string();
+        assert!(
+            !text.contains(ERR_INGEST_BUSY),
+            "{name} retries {ERR_INGEST_BUSY}"
+        );
     }
 }
 

@@ -20,7 +20,7 @@ use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
 use super::state::{get_json, level_name, put_json, report_name, s3_key, ROBOTS_NAME};
 use crate::dynamo::Ingestion;
-use crate::sfn::{HandlerError, ERR_INVALID, ERR_JOB_FAILED, ERR_TRANSIENT};
+use crate::sfn::{HandlerError, ERR_INGEST_BUSY, ERR_INVALID, ERR_JOB_FAILED, INGEST_LEASE_SECS};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
 
@@ -227,9 +227,8 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
     level_state(svc, &job, next, next_items.len())
 }
 
-/// How long one finalise run holds a job's ingestion hand-off: the Lambda's longest
-/// timeout, so a live run is never overtaken.
-const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// How long one finalise run holds a job's ingestion hand-off (see [`INGEST_LEASE_SECS`]).
+const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(INGEST_LEASE_SECS);
 
 /// Finalise: the site-template pass over the stored documents, the sink's manifest, the
 /// job COMPLETED, then the ingestion hand-off: [`Services::ingestor`] is called once per
@@ -253,7 +252,7 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
             Ingestion::Done | Ingestion::NotCompleted => {}
             Ingestion::Busy => {
                 return Err(HandlerError::new(
-                    ERR_TRANSIENT,
+                    ERR_INGEST_BUSY,
                     format!("job {job}: another finalise run is handing it to {ingestor}"),
                 ))
             }

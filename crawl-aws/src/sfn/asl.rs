@@ -2,7 +2,9 @@
 
 use serde_json::{json, Value};
 
-use super::errors::{ERR_JOB_FAILED, ERR_THROTTLED, ERR_TRANSIENT, LAMBDA_SERVICE_ERRORS};
+use super::errors::{
+    ERR_JOB_FAILED, ERR_THROTTLED, ERR_TRANSIENT, FINALISE_RETRY_ERRORS, LAMBDA_SERVICE_ERRORS,
+};
 
 /// The largest `MaxConcurrency` of the scrape map (and its default): with 2 requests per
 /// second per host, more Lambdas only wait for their slot.
@@ -108,6 +110,23 @@ fn retry() -> Value {
     ])
 }
 
+/// Finalise's Retry: [`retry`] plus [`FINALISE_RETRY_ERRORS`] for about ten minutes (twice the
+/// ingestion lease on average under full jitter; 20 minutes at most).
+fn finalise_retry() -> Value {
+    let mut rules = retry();
+    if let Some(list) = rules.as_array_mut() {
+        list.push(json!({
+            "ErrorEquals": FINALISE_RETRY_ERRORS,
+            "IntervalSeconds": 30,
+            "MaxAttempts": 12,
+            "BackoffRate": 1.5,
+            "MaxDelaySeconds": 120,
+            "JitterStrategy": "FULL"
+        }));
+    }
+    rules
+}
+
 fn catch_to_mark_failed() -> Value {
     json!([{ "ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": states::MARK_FAILED }])
 }
@@ -163,7 +182,13 @@ pub fn state_machine(opts: &SfnOptions) -> Value {
                 "Next": states::PLAN
             },
             (states::PLAN): task(&opts.plan_function, states::HAS_NEXT),
-            (states::FINALISE): task(&opts.finalise_function, states::DONE),
+            (states::FINALISE): {
+                "Type": "Task",
+                "Resource": opts.finalise_function,
+                "Retry": finalise_retry(),
+                "Catch": catch_to_mark_failed(),
+                "Next": states::DONE
+            },
             (states::DONE): { "Type": "Succeed" },
             (states::MARK_FAILED): {
                 "Type": "Task",

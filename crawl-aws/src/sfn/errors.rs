@@ -18,6 +18,20 @@ pub const ERR_JOB_FAILED: &str = "KbCrawl.JobFailed";
 pub const ERR_STORAGE: &str = "KbCrawl.Storage";
 /// A bug or an impossible state: never retried.
 pub const ERR_INTERNAL: &str = "KbCrawl.Internal";
+/// Another finalise run holds the job's ingestion hand-off, or died holding it: Finalise
+/// retries it for longer than [`INGEST_LEASE_SECS`], so a lease left by a dead run ends and
+/// the retry delivers.
+pub const ERR_INGEST_BUSY: &str = "KbCrawl.IngestBusy";
+
+/// How long one finalise run holds a job's ingestion hand-off, in seconds. It bounds the
+/// ingestor's call (the webhook ingestor gives up after 5 attempts of at most 30 s), not the
+/// whole finalise; a run that dies holding it (Lambda timeout or out of memory) delays the
+/// hand-off by at most this long.
+pub const INGEST_LEASE_SECS: u64 = 300;
+
+/// What Finalise retries beyond [`RETRYABLE_ERRORS`]: the hand-off held by another run, and
+/// `Lambda.Unknown` (the function timed out or ran out of memory; finalise is idempotent).
+pub const FINALISE_RETRY_ERRORS: &[&str] = &[ERR_INGEST_BUSY, "Lambda.Unknown"];
 
 /// Every `errorType` a handler can report.
 pub const ALL_ERRORS: &[&str] = &[
@@ -27,6 +41,7 @@ pub const ALL_ERRORS: &[&str] = &[
     ERR_JOB_FAILED,
     ERR_STORAGE,
     ERR_INTERNAL,
+    ERR_INGEST_BUSY,
 ];
 
 /// Errors the Lambda service itself reports for a direct-ARN task (throttled, or a

@@ -1,0 +1,132 @@
+//! The ingestion hand-off when a finalise run dies holding it: a retry before the lease ends
+//! reports `KbCrawl.IngestBusy` (which Finalise retries past the lease) and hands nothing
+//! over; once the lease has ended, the retry hands the job over, once. Real `init`, `scrape`
+//! and `finalise` handlers against S3 and DynamoDB on moto and a page on 127.0.0.1. Needs
+//! `KB_CRAWL_AWS_ENDPOINT`; skipped without it unless `KB_CRAWL_REQUIRE_SERVICES=1`.
+
+mod common;
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::response::Html;
+use axum::routing::get;
+use axum::Router;
+use crawl_aws::lambda::{finalise, init, scrape, InitEvent, LevelState, PageItem, Services};
+use crawl_aws::sfn::{ERR_INGEST_BUSY, INGEST_LEASE_SECS};
+use crawl_aws::DynamoJobStore;
+use crawl_core::clock::{DynClock, ManualClock};
+use crawl_core::{CrawlRequest, Guardrails, Ingestor, JobId, JobRecord, StoredDoc};
+use serde_json::json;
+
+/// Counts hand-offs; `hang` makes every call wait forever (a Lambda that dies mid-call).
+#[derive(Debug, Default)]
+struct Counting {
+    calls: AtomicUsize,
+    hang: bool,
+}
+
+impl fmt::Display for Counting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("counting ingestor")
+    }
+}
+
+#[async_trait]
+impl Ingestor for Counting {
+    async fn on_completed(&self, _job: &JobRecord, docs: &[StoredDoc]) -> crawl_core::Result<()> {
+        assert_eq!(docs.len(), 1, "{docs:?}");
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        Ok(())
+    }
+    async fn on_deleted(&self, _job: &JobRecord) -> crawl_core::Result<()> {
+        Ok(())
+    }
+}
+
+async fn serve() -> String {
+    let page = "<!doctype html><html><head><title>Hand-off</title></head><body><main>\
+                <h1>Hand-off</h1><p>One page whose job is handed to the knowledge base \
+                exactly once, however often finalise runs.</p></main></body></html>";
+    let app = Router::new().route("/", get(move || async move { Html(page) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+    let jobs = DynamoJobStore::builder()
+        .table(common::unique("jobs"))
+        .endpoint_url(&endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .clock(Arc::clone(&clock) as DynClock)
+        .build()
+        .await
+        .unwrap();
+    jobs.create_table_if_missing().await.unwrap();
+    let base = Services::new(
+        common::sink(&endpoint, "kb").await,
+        common::dedup(&endpoint, None).await,
+        jobs,
+    )
+    .with_guardrails(Guardrails::lifted());
+    let with = |ingestor: &Arc<Counting>| base.clone().with_ingestor(Arc::clone(ingestor) as _);
+
+    let url = serve().await;
+    let req = CrawlRequest::builder(&url)
+        .max_depth(0)
+        .rate(None)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let job = JobId::new();
+    let level: LevelState = init(&base, InitEvent::new(job.clone(), req)).await.unwrap();
+    let item: PageItem =
+        serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
+    assert_eq!(scrape(&base, item).await.unwrap().outcome, "stored");
+
+    // The first finalise takes the hand-off and dies in the middle of it.
+    let dying = Arc::new(Counting {
+        hang: true,
+        ..Counting::default()
+    });
+    let run = tokio::spawn({
+        let svc = with(&dying);
+        let level = level.clone();
+        async move { finalise(&svc, level).await }
+    });
+    while dying.calls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    run.abort();
+    let _ = run.await;
+
+    // A retry while the dead run's lease lasts hands nothing over and says why.
+    let retry = Arc::new(Counting::default());
+    let err = finalise(&with(&retry), level.clone()).await.unwrap_err();
+    assert_eq!(err.error_type, ERR_INGEST_BUSY, "{err:?}");
+    assert_eq!(retry.calls.load(Ordering::SeqCst), 0);
+
+    // Once the lease has ended, the next retry hands the job over; later ones do not.
+    clock.advance(Duration::from_secs(INGEST_LEASE_SECS + 1));
+    finalise(&with(&retry), level.clone()).await.unwrap();
+    assert_eq!(retry.calls.load(Ordering::SeqCst), 1);
+    finalise(&with(&retry), level).await.unwrap();
+    assert_eq!(retry.calls.load(Ordering::SeqCst), 1);
+}
