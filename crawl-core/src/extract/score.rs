@@ -39,6 +39,8 @@ const MAIN_MIN_SHARE: f64 = 0.2;
 const SIBLING_MIN: u32 = 100;
 const SIBLING_LINK_SHARE: f64 = 0.5;
 const SIBLING_SHARE: f64 = 0.15;
+/// Content an `itemprop="articleBody"` element needs to be taken as the main content.
+const ARTICLE_BODY_MIN: f64 = 200.0;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -477,6 +479,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut cur = main_landmark(tree, &removed)
         .filter(|&m| good[m as usize] >= MAIN_MIN_SHARE * good[0])
         .unwrap_or(0);
+    // The author marked the article's text (schema.org `itemprop="articleBody"`): when
+    // it holds a fair amount of text, and is not one of many (teasers of a listing),
+    // it is the content, whatever the text totals around it say.
+    if let Some(b) = article_body(tree, &removed, &good) {
+        return Selection { root: b, removed };
+    }
     loop {
         let mut by_share = true;
         let mut best = NONE;
@@ -558,6 +566,49 @@ fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
         a = tree.nodes[a].parent as usize;
     }
     Some(first as u32)
+}
+
+/// The first outermost `itemprop="articleBody"` element outside removed blocks, when it
+/// holds at least [`ARTICLE_BODY_MIN`] of content and at least half of the content of
+/// all such elements (a listing marks each teaser).
+fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
+    let is_body = |i: usize| tree.attrs(i as u32).is_some_and(|a| a.article_body);
+    let visible = |mut a: usize| {
+        while a != 0 {
+            if removed[a] || tree.nodes[a].hidden {
+                return false;
+            }
+            a = tree.nodes[a].parent as usize;
+        }
+        true
+    };
+    let mut first = None;
+    let mut sum = 0.0;
+    let mut i = 1;
+    while i < tree.nodes.len() {
+        if is_body(i) && visible(i) {
+            first.get_or_insert(i);
+            sum += good[i];
+            // Skip the subtree: nested bodies are part of this one.
+            let mut n = i;
+            loop {
+                let next = tree.nodes[n].next_sibling;
+                if next != NONE {
+                    i = next as usize;
+                    break;
+                }
+                n = tree.nodes[n].parent as usize;
+                if n == 0 {
+                    i = tree.nodes.len();
+                    break;
+                }
+            }
+            continue;
+        }
+        i += 1;
+    }
+    let b = first?;
+    (good[b] >= ARTICLE_BODY_MIN && good[b] >= 0.5 * sum).then_some(b as u32)
 }
 
 /// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of

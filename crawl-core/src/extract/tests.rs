@@ -586,3 +586,39 @@ fn like_sibling_sections_are_kept_together() {
     assert!(m.contains("our analytics consulting"), "{m}");
     assert!(!m.contains("models for your data"), "{m}");
 }
+
+#[test]
+fn schema_org_article_body_is_the_content() {
+    // A short story marked `itemprop="articleBody"` beside a longer block of teasers
+    // with prose of their own: the marked text is the content.
+    let story = "The harbour reopened on Monday after the storm damage was repaired. ".repeat(4);
+    let more: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='story'>{}</div>",
+                para(&format!("other story {i}"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='wrap'><div class='article'><h1>Harbour reopens</h1>\
+         <div itemprop='articleBody'><p>{story}</p></div></div><div class='more'>{more}</div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("The harbour reopened on Monday"), "{m}");
+    assert!(!m.contains("other story 1"), "{m}");
+    // A listing that marks each teaser is not one article.
+    let teasers: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='teaser'><h2>Story {i}</h2><div itemprop='articleBody'>{}</div></div>",
+                para(&format!("teaser {i} text"))
+            )
+        })
+        .collect();
+    let m = md(&format!("<main>{teasers}</main>"));
+    assert!(
+        m.contains("teaser 0 text") && m.contains("teaser 3 text"),
+        "{m}"
+    );
+}
