@@ -41,6 +41,9 @@ const SIBLING_LINK_SHARE: f64 = 0.5;
 const SIBLING_SHARE: f64 = 0.15;
 /// Content an `itemprop="articleBody"` element needs to be taken as the main content.
 const ARTICLE_BODY_MIN: f64 = 200.0;
+/// Own text and `<br>` children a `<div>` needs for its text to count as paragraphs.
+const BR_DIV_TEXT: u32 = 400;
+const BR_DIV_BREAKS: u8 = 2;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -266,6 +269,9 @@ fn text_weight(s: &str) -> u32 {
 pub(crate) fn select(tree: &Tree) -> Selection {
     let len = tree.nodes.len();
     let mut removed = vec![false; len];
+    // Text written straight into a `<div>` with line breaks (no `<p>`): readability's
+    // "div to p". Only long runs broken by several `<br>`s count as paragraphs.
+    let brdiv = br_divs(tree);
     // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
@@ -280,7 +286,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || matches!(
                 tree.tag(p as u32),
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
-            ))
+            )
+            || brdiv[p])
             && !in_link[i];
     }
     let hints: Vec<u8> = (0..len)
@@ -609,6 +616,32 @@ fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
     }
     let b = first?;
     (good[b] >= ARTICLE_BODY_MIN && good[b] >= 0.5 * sum).then_some(b as u32)
+}
+
+/// Divs whose own text (their text children) is long and broken by line breaks: at
+/// least [`BR_DIV_TEXT`] bytes and [`BR_DIV_BREAKS`] `<br>` children.
+fn br_divs(tree: &Tree) -> Vec<bool> {
+    let len = tree.nodes.len();
+    // (own text, `<br>` children) of each div.
+    let mut own = vec![(0u32, 0u8); len];
+    for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        if tree.tag(p as u32) != Some(Tag::Div) {
+            continue;
+        }
+        match tree.nodes[i].kind {
+            Kind::Text { .. } => {
+                own[p].0 = own[p]
+                    .0
+                    .saturating_add(text_weight(tree.text_of(i as u32).unwrap_or("")));
+            }
+            Kind::Element { tag: Tag::Br, .. } => own[p].1 = own[p].1.saturating_add(1),
+            Kind::Element { .. } => {}
+        }
+    }
+    own.iter()
+        .map(|&(t, b)| t >= BR_DIV_TEXT && b >= BR_DIV_BREAKS)
+        .collect()
 }
 
 /// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of

@@ -622,3 +622,25 @@ fn schema_org_article_body_is_the_content() {
         "{m}"
     );
 }
+
+#[test]
+fn long_text_broken_by_line_breaks_in_a_div_is_prose() {
+    // The story is bare text with `<br>`s in a `<div>`; the sidebar's teasers are `<p>`s.
+    let part = "Apple plans to release a new laptop with a better keyboard next year. ".repeat(6);
+    let teasers: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='teaser'><h3>Teaser {i}: phones, tablets and watches of the \
+                 coming season</h3><p>A short summary of another story about them.</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='page'><div id='content'><h1>New laptop</h1>\
+         <div class='body'>{part}<br><br>{part}<br><br>{part}</div></div>\
+         <div id='right'>{teasers}</div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("better keyboard"), "{m}");
+    assert!(!m.contains("Teaser 1"), "{m}");
+}
