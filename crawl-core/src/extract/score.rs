@@ -41,6 +41,8 @@ const SIBLING_LINK_SHARE: f64 = 0.5;
 const SIBLING_SHARE: f64 = 0.15;
 /// Content an `itemprop="articleBody"` element needs to be taken as the main content.
 const ARTICLE_BODY_MIN: f64 = 200.0;
+/// Paragraph text an `<article>` needs to guard the blocks holding it from chrome removal.
+const ARTICLE_PROSE_MIN: u32 = 200;
 /// Own text and `<br>` children a `<div>` needs for its text to count as paragraphs.
 const BR_DIV_TEXT: u32 = 400;
 const BR_DIV_BREAKS: u8 = 2;
@@ -296,7 +298,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Text inside paragraphs: prose, the best single sign of main content.
     let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
-    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    // Subtree holds the page's <main>, an <article> with prose or the <h1>: never chrome.
     let mut has_main = vec![false; len];
     // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
     // replies are content even when marked as comments (Vanilla on og:type=article).
@@ -313,8 +315,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 prose[i] = raw[i];
             }
         }
-        if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
-            has_main[i] = true;
+        match tree.tag(i as u32) {
+            Some(Tag::Main | Tag::H1) => has_main[i] = true,
+            // Teaser cards marked `<article>` (a sidebar's story list) are not the article.
+            Some(Tag::Article) => has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN,
+            _ => {}
         }
         // Consent banners go first, so their prose never makes the page look like an
         // article nor the real content look small beside them.

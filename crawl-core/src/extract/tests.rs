@@ -644,3 +644,26 @@ fn long_text_broken_by_line_breaks_in_a_div_is_prose() {
     assert!(m.contains("better keyboard"), "{m}");
     assert!(!m.contains("Teaser 1"), "{m}");
 }
+
+#[test]
+fn teaser_cards_marked_article_do_not_guard_a_sidebar() {
+    let cards: String = (0..8)
+        .map(|i| {
+            format!(
+                "<article class='card'><a href='/s/{i}'><h3>Sidebar story {i} about the new \
+                 phones and tablets</h3></a><p>A short summary of this other story, about the \
+                 phones, the tablets, the laptops and the watches of the coming season, \
+                 and the prices of all of them.</p></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='wrap'><div class='main-col'><h1>Stadia review</h1>{}{}</div>\
+         <div class='widget-area' role='complementary'>{cards}</div></div>",
+        para("the game streams at thirty frames"),
+        para("the browser version stutters")
+    );
+    let m = md(&html);
+    assert!(m.contains("the browser version stutters"), "{m}");
+    assert!(!m.contains("Sidebar story 2"), "{m}");
+}
