@@ -319,6 +319,15 @@ impl<'a> Sink<'a> for Builder {
             {
                 a.lang = set(self, at.value);
                 any = true;
+            } else if n.eq_ignore_ascii_case("itemprop") {
+                if at
+                    .value
+                    .split_ascii_whitespace()
+                    .any(|t| t.eq_ignore_ascii_case("articleBody"))
+                {
+                    a.article_body = true;
+                    any = true;
+                }
             } else if n.eq_ignore_ascii_case("hidden") {
                 hidden = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {

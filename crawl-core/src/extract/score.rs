@@ -39,6 +39,13 @@ const MAIN_MIN_SHARE: f64 = 0.2;
 const SIBLING_MIN: u32 = 100;
 const SIBLING_LINK_SHARE: f64 = 0.5;
 const SIBLING_SHARE: f64 = 0.15;
+/// Content an `itemprop="articleBody"` element needs to be taken as the main content.
+const ARTICLE_BODY_MIN: f64 = 200.0;
+/// Paragraph text an `<article>` needs to guard the blocks holding it from chrome removal.
+const ARTICLE_PROSE_MIN: u32 = 200;
+/// Own text and `<br>` children a `<div>` needs for its text to count as paragraphs.
+const BR_DIV_TEXT: u32 = 400;
+const BR_DIV_BREAKS: u8 = 2;
 /// Minimum paragraph text for the prose-based descent.
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
@@ -264,6 +271,9 @@ fn text_weight(s: &str) -> u32 {
 pub(crate) fn select(tree: &Tree) -> Selection {
     let len = tree.nodes.len();
     let mut removed = vec![false; len];
+    // Text written straight into a `<div>` with line breaks (no `<p>`): readability's
+    // "div to p". Only long runs broken by several `<br>`s count as paragraphs.
+    let brdiv = br_divs(tree);
     // Pass 1 (top-down): inherited "inside article/main" flag and raw text totals.
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
@@ -278,7 +288,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || matches!(
                 tree.tag(p as u32),
                 Some(Tag::P | Tag::Pre | Tag::Blockquote)
-            ))
+            )
+            || brdiv[p])
             && !in_link[i];
     }
     let hints: Vec<u8> = (0..len)
@@ -287,7 +298,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Text inside paragraphs: prose, the best single sign of main content.
     let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
-    // Subtree holds the page's <main>, an <article> or the <h1>: never chrome.
+    // Subtree holds the page's <main>, an <article> with prose or the <h1>: never chrome.
     let mut has_main = vec![false; len];
     // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
     // replies are content even when marked as comments (Vanilla on og:type=article).
@@ -304,8 +315,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 prose[i] = raw[i];
             }
         }
-        if matches!(tree.tag(i as u32), Some(Tag::Main | Tag::Article | Tag::H1)) {
-            has_main[i] = true;
+        match tree.tag(i as u32) {
+            Some(Tag::Main | Tag::H1) => has_main[i] = true,
+            // Teaser cards marked `<article>` (a sidebar's story list) are not the article.
+            Some(Tag::Article) => has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN,
+            _ => {}
         }
         // Consent banners go first, so their prose never makes the page look like an
         // article nor the real content look small beside them.
@@ -477,6 +491,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut cur = main_landmark(tree, &removed)
         .filter(|&m| good[m as usize] >= MAIN_MIN_SHARE * good[0])
         .unwrap_or(0);
+    // The author marked the article's text (schema.org `itemprop="articleBody"`): when
+    // it holds a fair amount of text, and is not one of many (teasers of a listing),
+    // it is the content, whatever the text totals around it say.
+    if let Some(b) = article_body(tree, &removed, &good) {
+        return Selection { root: b, removed };
+    }
     loop {
         let mut by_share = true;
         let mut best = NONE;
@@ -558,6 +578,75 @@ fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
         a = tree.nodes[a].parent as usize;
     }
     Some(first as u32)
+}
+
+/// The first outermost `itemprop="articleBody"` element outside removed blocks, when it
+/// holds at least [`ARTICLE_BODY_MIN`] of content and at least half of the content of
+/// all such elements (a listing marks each teaser).
+fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
+    let is_body = |i: usize| tree.attrs(i as u32).is_some_and(|a| a.article_body);
+    let visible = |mut a: usize| {
+        while a != 0 {
+            if removed[a] || tree.nodes[a].hidden {
+                return false;
+            }
+            a = tree.nodes[a].parent as usize;
+        }
+        true
+    };
+    let mut first = None;
+    let mut sum = 0.0;
+    let mut i = 1;
+    while i < tree.nodes.len() {
+        if is_body(i) && visible(i) {
+            first.get_or_insert(i);
+            sum += good[i];
+            // Skip the subtree: nested bodies are part of this one.
+            let mut n = i;
+            loop {
+                let next = tree.nodes[n].next_sibling;
+                if next != NONE {
+                    i = next as usize;
+                    break;
+                }
+                n = tree.nodes[n].parent as usize;
+                if n == 0 {
+                    i = tree.nodes.len();
+                    break;
+                }
+            }
+            continue;
+        }
+        i += 1;
+    }
+    let b = first?;
+    (good[b] >= ARTICLE_BODY_MIN && good[b] >= 0.5 * sum).then_some(b as u32)
+}
+
+/// Divs whose own text (their text children) is long and broken by line breaks: at
+/// least [`BR_DIV_TEXT`] bytes and [`BR_DIV_BREAKS`] `<br>` children.
+fn br_divs(tree: &Tree) -> Vec<bool> {
+    let len = tree.nodes.len();
+    // (own text, `<br>` children) of each div.
+    let mut own = vec![(0u32, 0u8); len];
+    for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        if tree.tag(p as u32) != Some(Tag::Div) {
+            continue;
+        }
+        match tree.nodes[i].kind {
+            Kind::Text { .. } => {
+                own[p].0 = own[p]
+                    .0
+                    .saturating_add(text_weight(tree.text_of(i as u32).unwrap_or("")));
+            }
+            Kind::Element { tag: Tag::Br, .. } => own[p].1 = own[p].1.saturating_add(1),
+            Kind::Element { .. } => {}
+        }
+    }
+    own.iter()
+        .map(|&(t, b)| t >= BR_DIV_TEXT && b >= BR_DIV_BREAKS)
+        .collect()
 }
 
 /// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of

@@ -586,3 +586,84 @@ fn like_sibling_sections_are_kept_together() {
     assert!(m.contains("our analytics consulting"), "{m}");
     assert!(!m.contains("models for your data"), "{m}");
 }
+
+#[test]
+fn schema_org_article_body_is_the_content() {
+    // A short story marked `itemprop="articleBody"` beside a longer block of teasers
+    // with prose of their own: the marked text is the content.
+    let story = "The harbour reopened on Monday after the storm damage was repaired. ".repeat(4);
+    let more: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='story'>{}</div>",
+                para(&format!("other story {i}"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='wrap'><div class='article'><h1>Harbour reopens</h1>\
+         <div itemprop='articleBody'><p>{story}</p></div></div><div class='more'>{more}</div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("The harbour reopened on Monday"), "{m}");
+    assert!(!m.contains("other story 1"), "{m}");
+    // A listing that marks each teaser is not one article.
+    let teasers: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class='teaser'><h2>Story {i}</h2><div itemprop='articleBody'>{}</div></div>",
+                para(&format!("teaser {i} text"))
+            )
+        })
+        .collect();
+    let m = md(&format!("<main>{teasers}</main>"));
+    assert!(
+        m.contains("teaser 0 text") && m.contains("teaser 3 text"),
+        "{m}"
+    );
+}
+
+#[test]
+fn long_text_broken_by_line_breaks_in_a_div_is_prose() {
+    // The story is bare text with `<br>`s in a `<div>`; the sidebar's teasers are `<p>`s.
+    let part = "Apple plans to release a new laptop with a better keyboard next year. ".repeat(6);
+    let teasers: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class='teaser'><h3>Teaser {i}: phones, tablets and watches of the \
+                 coming season</h3><p>A short summary of another story about them.</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='page'><div id='content'><h1>New laptop</h1>\
+         <div class='body'>{part}<br><br>{part}<br><br>{part}</div></div>\
+         <div id='right'>{teasers}</div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("better keyboard"), "{m}");
+    assert!(!m.contains("Teaser 1"), "{m}");
+}
+
+#[test]
+fn teaser_cards_marked_article_do_not_guard_a_sidebar() {
+    let cards: String = (0..8)
+        .map(|i| {
+            format!(
+                "<article class='card'><a href='/s/{i}'><h3>Sidebar story {i} about the new \
+                 phones and tablets</h3></a><p>A short summary of this other story, about the \
+                 phones, the tablets, the laptops and the watches of the coming season, \
+                 and the prices of all of them.</p></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='wrap'><div class='main-col'><h1>Stadia review</h1>{}{}</div>\
+         <div class='widget-area' role='complementary'>{cards}</div></div>",
+        para("the game streams at thirty frames"),
+        para("the browser version stutters")
+    );
+    let m = md(&html);
+    assert!(m.contains("the browser version stutters"), "{m}");
+    assert!(!m.contains("Sidebar story 2"), "{m}");
+}

@@ -23,6 +23,8 @@ pub(crate) struct Attrs {
     pub(crate) role: Box<str>,
     /// `data-lang`/`data-language`, for code blocks.
     pub(crate) lang: Box<str>,
+    /// `itemprop="articleBody"`: the author marked the article's text (schema.org).
+    pub(crate) article_body: bool,
 }
 
 /// Node payload.
