@@ -247,18 +247,7 @@ fn compact_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, then rename.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::result::Result<(), FsError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
-    let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
-    let res = (|| {
-        let mut f = std::fs::File::create(&tmp).map_err(io("create", &tmp))?;
-        f.write_all(bytes).map_err(io("write", &tmp))?;
-        std::fs::rename(&tmp, path).map_err(io("rename", path))
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
+    write_streamed(path, |w| w.write_all(bytes).map_err(io("write", path)))
 }
 
 /// Writes a job's `manifest.json` atomically, streaming it to a temp file.
@@ -268,10 +257,10 @@ fn write_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
 
 /// Writes a file atomically (temp file in the same folder, then rename) from what `fill`
 /// writes to a buffered writer, without holding the whole file in memory.
-fn write_streamed(
+fn write_streamed<E: From<FsError>>(
     path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<()>,
-) -> Result<()> {
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
