@@ -203,6 +203,20 @@ impl DynamoJobStore {
         Ok(r)
     }
 
+    /// The job's whole item, read consistently.
+    async fn item(&self, job: &JobId) -> Result<Option<HashMap<String, AttributeValue>>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(job.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("GetItem", e), job))?;
+        Ok(out.item)
+    }
+
     async fn exists(&self, job: &JobId) -> Result<bool> {
         let out = self
             .client
@@ -295,16 +309,7 @@ impl DynamoJobStore {
         if applied {
             return Ok(Ingestion::Mine);
         }
-        let out = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key(PK, s(job.as_str()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| self.err(AwsError::sdk("GetItem", e), job))?;
-        let item = out.item().cloned().unwrap_or_default();
+        let item = self.item(job).await?.unwrap_or_default();
         Ok(if item.contains_key(INGESTED_AT) {
             Ingestion::Done
         } else if get_s(&item, STATUS) != Some(JobStatus::Completed.as_str()) {
@@ -366,16 +371,10 @@ impl JobStore for DynamoJobStore {
     }
 
     async fn get(&self, job: &JobId) -> Result<Option<JobRecord>> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .key(PK, s(job.as_str()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| self.err(AwsError::sdk("GetItem", e), job))?;
-        out.item().map(|i| self.record_of(i)).transpose()
+        self.item(job)
+            .await?
+            .map(|i| self.record_of(&i))
+            .transpose()
     }
 
     async fn list(&self, assistant_id: Option<&str>) -> Result<Vec<JobRecord>> {
