@@ -5,6 +5,7 @@
 //! its own moto from `.venv/moto`, see scripts/moto.sh); skipped without it unless
 //! `KB_CRAWL_REQUIRE_SERVICES=1`.
 
+mod common;
 #[path = "sfn/harness.rs"]
 mod harness;
 #[path = "../../tests/support/mod.rs"]

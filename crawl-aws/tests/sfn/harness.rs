@@ -15,8 +15,8 @@ use axum::response::Response;
 use axum::Router;
 use crawl_aws::lambda::{dispatch, Services};
 use crawl_aws::sfn::{HandlerError, ERR_STORAGE};
-use crawl_aws::{DynamoDedup, DynamoJobStore, S3Sink};
-use crawl_core::{Guardrails, JobId};
+use crawl_aws::S3Sink;
+use crawl_core::Guardrails;
 use serde_json::{json, Value};
 
 /// Fault injection and a log of what the proxy invoked.
@@ -105,10 +105,6 @@ impl Drop for Harness {
     }
 }
 
-fn unique(kind: &str) -> String {
-    format!("kbc-sfn-{kind}-{}", &JobId::new().as_str()[4..])
-}
-
 fn python() -> PathBuf {
     std::env::var_os("KB_CRAWL_MOTO_PYTHON")
         .map(PathBuf::from)
@@ -178,7 +174,7 @@ impl Harness {
             .error_for_status()
             .unwrap();
 
-        let bucket = unique("b");
+        let bucket = crate::common::unique("b");
         let sink_at = |endpoint: String| {
             S3Sink::builder()
                 .bucket(bucket.clone())
@@ -196,24 +192,8 @@ impl Harness {
                 .await
                 .unwrap();
         }
-        let dedup = DynamoDedup::builder()
-            .table(unique("dedup"))
-            .endpoint_url(&moto_url)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        dedup.create_table_if_missing().await.unwrap();
-        let jobs = DynamoJobStore::builder()
-            .table(unique("jobs"))
-            .endpoint_url(&moto_url)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        jobs.create_table_if_missing().await.unwrap();
+        let dedup = crate::common::dedup(&moto_url, None).await;
+        let jobs = crate::common::jobs(&moto_url).await;
         let webhook = Arc::new(Mutex::new(Webhook::default()));
         let hook_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let hook_url = format!("http://{}/ingest", hook_listener.local_addr().unwrap());
