@@ -3,33 +3,16 @@
 //! Needs `KB_CRAWL_AWS_ENDPOINT` (scripts/moto.sh); skipped without it unless
 //! `KB_CRAWL_REQUIRE_SERVICES=1`.
 
+#[path = "../crawl-aws/tests/common/mod.rs"]
+mod common;
 mod support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kb_crawl::aws::{DynamoDedup, DynamoJobStore, S3Sink};
 use kb_crawl::store::FsSink;
 use kb_crawl::{CrawlRequest, Crawler, DynSink, Guardrails, JobId, JobStatus, Sink};
 use support::Fixture;
-
-fn endpoint() -> Option<String> {
-    match std::env::var("KB_CRAWL_AWS_ENDPOINT") {
-        Ok(e) if !e.trim().is_empty() => Some(e),
-        _ => {
-            assert!(
-                std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
-            );
-            println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set (start moto with scripts/moto.sh)");
-            None
-        }
-    }
-}
-
-fn unique(kind: &str) -> String {
-    format!("kbc-e2e-{kind}-{}", &JobId::new().as_str()[4..])
-}
 
 /// key (without the job id) → file bytes without the `fetched_at` line.
 async fn documents(sink: &dyn Sink, job: &JobId) -> BTreeMap<String, String> {
@@ -49,7 +32,7 @@ async fn documents(sink: &dyn Sink, job: &JobId) -> BTreeMap<String, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn aws_backends_store_the_same_documents_as_the_filesystem() {
-    let Some(ep) = endpoint() else { return };
+    let Some(ep) = common::endpoint() else { return };
     let fx = Fixture::site().await;
     let req = CrawlRequest::builder(fx.url("/"))
         .max_depth(3)
@@ -61,34 +44,9 @@ async fn aws_backends_store_the_same_documents_as_the_filesystem() {
         .build()
         .unwrap();
 
-    let s3 = S3Sink::builder()
-        .bucket(unique("b"))
-        .prefix("kb")
-        .endpoint_url(&ep)
-        .region("us-east-1")
-        .static_credentials("testing", "testing")
-        .build()
-        .await
-        .unwrap();
-    s3.create_bucket_if_missing().await.unwrap();
-    let dedup = DynamoDedup::builder()
-        .table(unique("dedup"))
-        .endpoint_url(&ep)
-        .region("us-east-1")
-        .static_credentials("testing", "testing")
-        .build()
-        .await
-        .unwrap();
-    dedup.create_table_if_missing().await.unwrap();
-    let jobs = DynamoJobStore::builder()
-        .table(unique("jobs"))
-        .endpoint_url(&ep)
-        .region("us-east-1")
-        .static_credentials("testing", "testing")
-        .build()
-        .await
-        .unwrap();
-    jobs.create_table_if_missing().await.unwrap();
+    let s3 = common::sink(&ep, "kb").await;
+    let dedup = common::dedup(&ep, None).await;
+    let jobs = common::jobs(&ep).await;
     let s3: DynSink = Arc::new(s3);
     let aws = Crawler::builder()
         .sink(Arc::clone(&s3) as _)
