@@ -533,26 +533,10 @@ mod tests {
 
     #[tokio::test]
     async fn the_ingestion_hand_off_is_taken_once_and_released_on_failure() {
-        let ep = match std::env::var("KB_CRAWL_AWS_ENDPOINT") {
-            Ok(e) if !e.trim().is_empty() => e,
-            _ => {
-                assert!(
-                    std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                    "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
-                );
-                println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set");
-                return;
-            }
+        let Some(ep) = super::super::test_moto::endpoint() else {
+            return;
         };
-        let jobs = DynamoJobStore::builder()
-            .table(format!("kbc-ingest-{}", &JobId::new().as_str()[4..]))
-            .endpoint_url(ep)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        jobs.create_table_if_missing().await.unwrap();
+        let jobs = super::super::test_moto::jobs(&ep).await;
         let job = JobId::new();
         let req = CrawlRequest::builder("http://127.0.0.1:9/")
             .build()

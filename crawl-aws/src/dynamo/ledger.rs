@@ -565,45 +565,14 @@ impl LevelLedger {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_moto;
     use super::*;
     use crawl_core::{CrawlRequest, Guardrails, JobRecord, JobStore};
     use url::Url;
 
-    /// moto's endpoint, or `None` (skipped) unless `KB_CRAWL_REQUIRE_SERVICES=1`.
-    fn endpoint() -> Option<String> {
-        match std::env::var("KB_CRAWL_AWS_ENDPOINT") {
-            Ok(e) if !e.trim().is_empty() => Some(e),
-            _ => {
-                assert!(
-                    std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                    "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
-                );
-                println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set");
-                None
-            }
-        }
-    }
-
     async fn ledger(endpoint: &str, max_pages: u32) -> (LevelLedger, DynamoJobStore, JobId) {
-        let name = |k: &str| format!("kbc-ledger-{k}-{}", &JobId::new().as_str()[4..]);
-        let dedup = DynamoDedup::builder()
-            .table(name("dedup"))
-            .endpoint_url(endpoint)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        dedup.create_table_if_missing().await.unwrap();
-        let jobs = DynamoJobStore::builder()
-            .table(name("jobs"))
-            .endpoint_url(endpoint)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        jobs.create_table_if_missing().await.unwrap();
+        let dedup = test_moto::dedup(endpoint).await;
+        let jobs = test_moto::jobs(endpoint).await;
         let req = CrawlRequest::builder("http://127.0.0.1:9/")
             .max_pages(max_pages)
             .guardrails(Guardrails::lifted())
@@ -636,7 +605,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_level_admitted_twice_gives_the_same_pages_and_counts_once() {
-        let Some(ep) = endpoint() else { return };
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
         let (ledger, jobs, job) = ledger(&ep, 3).await;
         let level0 = ledger
             .admit_level(&job, 0, candidates(0, &["a"]))
@@ -665,7 +636,9 @@ mod tests {
 
     #[tokio::test]
     async fn past_the_budget_urls_are_claimed_in_batches_with_the_same_results() {
-        let Some(ep) = endpoint() else { return };
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
         let (ledger, jobs, job) = ledger(&ep, 3).await;
         ledger
             .admit_level(&job, 0, candidates(0, &["a"]))
@@ -708,7 +681,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_that_died_after_some_reservations_is_completed_by_the_next() {
-        let Some(ep) = endpoint() else { return };
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
         let (ledger, jobs, job) = ledger(&ep, 10).await;
         let c = candidates(1, &["a", "b", "c"]);
         // The dead run: every URL claimed, only "b" reserved, nothing counted or written.
@@ -729,7 +704,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_is_counted_once() {
-        let Some(ep) = endpoint() else { return };
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
         let (ledger, jobs, job) = ledger(&ep, 10).await;
         ledger
             .admit_level(&job, 0, candidates(0, &["a", "b"]))

@@ -8,6 +8,8 @@ mod jobs;
 mod ledger;
 mod limiter;
 mod table;
+#[cfg(all(test, feature = "aws-lambda"))]
+pub(crate) mod test_moto;
 
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
