@@ -63,4 +63,15 @@ impl ChromeConfig {
         self.idle_window = window;
         self
     }
+
+    /// Adds command-line flags for Chromium (`--key` or `--key=value`), merged by key with
+    /// the renderer's own.
+    pub fn with_extra_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.extra_args.extend(args.into_iter().map(Into::into));
+        self
+    }
 }

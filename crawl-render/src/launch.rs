@@ -8,7 +8,9 @@ use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CloseTargetParams, CreateTargetParams, GetTargetsParams, TargetId,
+};
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures::StreamExt;
@@ -18,8 +20,29 @@ use crate::config::ChromeConfig;
 use crate::error::{cdp, RenderError};
 
 /// Flags for a headless Chromium that talks to nothing but the pages it is asked for.
+///
+/// chromiumoxide's own default flags are not used: they include `--disable-popup-blocking`.
+/// Without it, a page script cannot open a window (no user gesture ever happens in a
+/// headless render), and `block-new-web-contents` refuses new windows outright.
 const FLAGS: &[&str] = &[
     "headless",
+    "hide-scrollbars",
+    "mute-audio",
+    "block-new-web-contents",
+    "disable-background-timer-throttling",
+    "disable-backgrounding-occluded-windows",
+    "disable-breakpad",
+    "disable-client-side-phishing-detection",
+    "disable-component-extensions-with-background-pages",
+    "disable-dev-shm-usage",
+    "disable-hang-monitor",
+    "disable-ipc-flooding-protection",
+    "disable-prompt-on-repost",
+    "disable-renderer-backgrounding",
+    "metrics-recording-only",
+    "password-store=basic",
+    "use-mock-keychain",
+    "lang=en_US",
     "no-sandbox",
     "disable-gpu",
     "disable-quic",
@@ -35,7 +58,12 @@ const FLAGS: &[&str] = &[
 ];
 
 /// Features turned off (merged with chromiumoxide's own `--disable-features` list).
-const DISABLED_FEATURES: &[&str] = &["IsolateOrigins", "site-per-process", "ServiceWorker"];
+const DISABLED_FEATURES: &[&str] = &[
+    "IsolateOrigins",
+    "site-per-process",
+    "ServiceWorker",
+    "TranslateUI",
+];
 
 /// Profile preferences: no network prediction (Chromium would otherwise open speculative
 /// connections, for example to a frame's host before its request is paused and refused).
@@ -124,6 +152,9 @@ impl BrowserProc {
             .chrome_executable(exe)
             .no_sandbox()
             .user_data_dir(profile.path())
+            .disable_default_args()
+            // chromiumoxide tells every tab to ignore certificate errors unless told not to.
+            .respect_https_errors()
             .launch_timeout(config.launch_timeout)
             .request_timeout(config.call_timeout)
             .args(FLAGS.iter().copied())
@@ -209,6 +240,53 @@ impl BrowserProc {
             return false;
         }
         matches!(self.browser.try_wait(), Ok(None))
+    }
+
+    /// The ids of every page target of the browser (tabs, popups, new windows).
+    pub(crate) async fn page_targets(
+        &self,
+        config: &ChromeConfig,
+    ) -> Result<Vec<TargetId>, RenderError> {
+        let resp = cdp(
+            "Target.getTargets",
+            config.call_timeout,
+            self.browser.execute(GetTargetsParams::default()),
+        )
+        .await?;
+        Ok(resp
+            .result
+            .target_infos
+            .into_iter()
+            .filter(|t| t.r#type == "page")
+            .map(|t| t.target_id)
+            .collect())
+    }
+
+    /// Closes every page target whose id is not in `keep`: windows a page opened despite the
+    /// popup blocker. Returns how many were closed.
+    pub(crate) async fn close_others(
+        &self,
+        keep: &std::collections::HashSet<TargetId>,
+        config: &ChromeConfig,
+    ) -> usize {
+        let Ok(targets) = self.page_targets(config).await else {
+            return 0;
+        };
+        let mut closed = 0;
+        for id in targets.into_iter().filter(|t| !keep.contains(t)) {
+            let close = CloseTargetParams::new(id.clone());
+            match cdp(
+                "Target.closeTarget",
+                config.call_timeout,
+                self.browser.execute(close),
+            )
+            .await
+            {
+                Ok(_) => closed += 1,
+                Err(e) => tracing::debug!(target = ?id, error = %e, "could not close a window"),
+            }
+        }
+        closed
     }
 
     /// Opens a blank tab.

@@ -1,5 +1,6 @@
 //! [`ChromeRenderer`]: the [`Renderer`] backed by one headless Chromium and a pool of tabs.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,6 +8,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use crawl_core::{Capabilities, Error, ErrorKind, RenderRequest, RenderedPage, Renderer, Result};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -23,6 +25,20 @@ use crate::wait;
 const SERIALIZE: &str = "({ url: location.href, html: (document.doctype ? \
     new XMLSerializer().serializeToString(document.doctype) + '\\n' : '') + \
     (document.documentElement ? document.documentElement.outerHTML : '') })";
+
+/// Flags `extra_args` may not carry: each one re-opens a hole the renderer closes.
+const UNSAFE_FLAGS: &[&str] = &[
+    "disable-popup-blocking",
+    "ignore-certificate-errors",
+    "ignore-certificate-errors-spki-list",
+    "allow-insecure-localhost",
+    "site-per-process",
+    "enable-features",
+    "remote-allow-origins",
+    "proxy-server",
+    "proxy-pac-url",
+    "disable-web-security",
+];
 
 /// Longest wait for a tab to close.
 const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -46,6 +62,10 @@ const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// load (their own requests are paused). Host names are resolved by the gate and again by
 /// Chromium, so a DNS answer that changes in between is not caught.
 ///
+/// Chromium's popup blocker stays on (a headless render never has a user gesture, so a page
+/// cannot open a window), certificates are checked, and any page target the renderer did not
+/// open itself is closed when a render ends.
+///
 /// Call [`shutdown`](Renderer::shutdown) when done; dropping the renderer also kills the
 /// browser.
 pub struct ChromeRenderer {
@@ -57,6 +77,9 @@ pub struct ChromeRenderer {
     idle: Mutex<Vec<Tab>>,
     closed: AtomicBool,
     launched: Mutex<Vec<u32>>,
+    /// Target ids of the renderer's own tabs (idle or rendering); every other page target is
+    /// a window a page opened, closed after each render.
+    own: Mutex<HashSet<TargetId>>,
 }
 
 impl ChromeRenderer {
@@ -65,7 +88,21 @@ impl ChromeRenderer {
     ///
     /// Fails with [`ErrorKind::Unsupported`] naming every place tried when no Chromium is
     /// found.
+    ///
+    /// Refuses ([`ErrorKind::InvalidInput`], naming the flag) `extra_args` that would switch
+    /// a containment off: the popup blocker, certificate checks, or the flags that keep every
+    /// frame where the page's interception sees it.
     pub fn new(config: ChromeConfig) -> Result<Self> {
+        if let Some(bad) = config.extra_args.iter().find(|a| {
+            let key = a.trim_start_matches('-');
+            let key = key.split_once('=').map_or(key, |(k, _)| k);
+            UNSAFE_FLAGS.contains(&key)
+        }) {
+            return Err(Error::invalid(format!(
+                "extra_args: '{bad}' would switch off the renderer's containment"
+            ))
+            .with_backend(BACKEND));
+        }
         let exe = find_executable(config.executable.as_deref())?;
         let tabs = Semaphore::new(config.max_tabs.max(1));
         Ok(ChromeRenderer {
@@ -77,6 +114,7 @@ impl ChromeRenderer {
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             launched: Mutex::new(Vec::new()),
+            own: Mutex::new(HashSet::new()),
         })
     }
 
@@ -106,6 +144,17 @@ impl ChromeRenderer {
         lock(&self.launched).clone()
     }
 
+    /// How many page targets (tabs and windows) the running browser has open, 0 when none
+    /// runs. The renderer's own tabs count; a popup a page opened is closed at once, so it
+    /// shows here only for the instant before that.
+    pub async fn open_windows(&self) -> usize {
+        let guard = self.browser.lock().await;
+        match guard.as_ref() {
+            Some(b) => b.page_targets(&self.config).await.map_or(0, |t| t.len()),
+            None => 0,
+        }
+    }
+
     /// Takes a tab of the running browser, starting the browser if it is not running.
     async fn checkout(&self, until: Instant) -> Result<Tab, RenderError> {
         let mut guard = tokio::time::timeout_at(until, self.browser.lock())
@@ -123,6 +172,7 @@ impl ChromeRenderer {
                 dead.shutdown().await;
             }
             lock(&self.idle).clear();
+            lock(&self.own).clear();
             let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
             let proc = BrowserProc::launch(&self.exe, &self.config, generation).await?;
             if let Some(pid) = proc.pid() {
@@ -144,8 +194,30 @@ impl ChromeRenderer {
             return Ok(tab);
         }
         let page = proc.new_tab(&self.config).await?;
+        // Registered under the browser lock, so a sweep never takes it for a popup.
+        lock(&self.own).insert(page.target_id().clone());
         drop(guard);
         Tab::setup(page, &self.config, generation, dead).await
+    }
+
+    /// Closes every window the renderer did not open itself (popups that got past the
+    /// popup blocker), so none keeps running into later renders.
+    async fn close_foreign_windows(&self) {
+        let guard = self.browser.lock().await;
+        if let Some(proc) = guard.as_ref() {
+            let keep = lock(&self.own).clone();
+            let closed = proc.close_others(&keep, &self.config).await;
+            if closed > 0 {
+                tracing::warn!(closed, "closed windows a page opened");
+            }
+        }
+    }
+
+    /// Closes one of the renderer's own tabs and forgets its id.
+    async fn retire(&self, tab: Tab) {
+        let id = tab.page.target_id().clone();
+        tab.close(CLOSE_TIMEOUT).await;
+        lock(&self.own).remove(&id);
     }
 
     /// Whether the browser has died (the next checkout starts a new one).
@@ -164,6 +236,7 @@ impl ChromeRenderer {
         tab.begin(req.gate.clone());
         let result = self.drive(&tab, req, until).await;
         tab.end();
+        self.close_foreign_windows().await;
         match result {
             Ok((page, true)) if !self.closed.load(Ordering::SeqCst) => {
                 lock(&self.idle).push(tab);
@@ -171,12 +244,12 @@ impl ChromeRenderer {
             }
             Ok((page, _)) => {
                 // Still loading (its load event never came): not safe to navigate again.
-                tab.close(CLOSE_TIMEOUT).await;
+                self.retire(tab).await;
                 Ok(page)
             }
             Err(e) => {
                 // A tab that failed (a timed-out navigation above all) is stuck: replace it.
-                tab.close(CLOSE_TIMEOUT).await;
+                self.retire(tab).await;
                 Err(e)
             }
         }
@@ -338,6 +411,56 @@ mod tests {
             err.to_string().contains("/nonexistent/kb-crawl-chrome"),
             "{err}"
         );
+    }
+
+    /// A window the renderer did not open (as a popup that got past the blocker would be)
+    /// is closed when the next render ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn windows_it_did_not_open_are_closed_after_a_render() {
+        let Ok(renderer) = ChromeRenderer::new(ChromeConfig::default().with_max_tabs(1)) else {
+            assert_ne!(
+                std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref(),
+                Ok("1"),
+                "chromium is required"
+            );
+            println!("SKIPPED: chromium not found");
+            return;
+        };
+        let data = Url::parse("data:text/html,<p>x</p>").unwrap();
+        let gate = crawl_core::net::RequestGate::new(
+            std::sync::Arc::new(crawl_core::url::Scope::new(
+                &Url::parse("http://127.0.0.1:9/").unwrap(),
+                crawl_core::WwwPolicy::Equivalent,
+                None,
+            )),
+            crawl_core::net::NetworkPolicy::allow_private(),
+        );
+        // Starts the browser (the render itself is refused: data: is never rendered).
+        let tab = renderer
+            .checkout(Instant::now() + std::time::Duration::from_secs(20))
+            .await;
+        let tab = tab.unwrap();
+        {
+            let guard = renderer.browser.lock().await;
+            let proc = guard.as_ref().unwrap();
+            proc.new_tab(&renderer.config).await.unwrap();
+        }
+        // Chromium's own first tab, the checked-out tab and the foreign one.
+        assert_eq!(renderer.open_windows().await, 3);
+        lock(&renderer.idle).push(tab);
+        let _ = renderer.render(&RenderRequest::new(data, gate)).await;
+        renderer.close_foreign_windows().await;
+        // Target.closeTarget answers before the target is gone: wait for it to go.
+        let mut open = renderer.open_windows().await;
+        for _ in 0..50 {
+            if open <= 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            open = renderer.open_windows().await;
+        }
+        assert_eq!(open, 1, "the foreign window is still open");
+        renderer.shutdown().await;
     }
 
     #[test]

@@ -67,6 +67,12 @@ impl Site {
         let contain = include_str!("../fixtures/contain.html")
             .replace("{{OTHER}}", &other.to_string())
             .replace("{{WS}}", &ws.to_string());
+        let fill = |page: &str| {
+            page.replace("{{OTHER}}", &other.to_string())
+                .replace("{{WS}}", &ws.to_string())
+        };
+        let opener = fill(include_str!("../fixtures/popup-opener.html"));
+        let popup = fill(include_str!("../fixtures/popup.html"));
         let app = Router::new()
             .route(
                 "/article",
@@ -103,6 +109,8 @@ impl Site {
             )
             .route("/hang", get(std::future::pending::<&'static str>))
             .route("/contain", get(move || async move { Html(contain) }))
+            .route("/popup-opener", get(move || async move { Html(opener) }))
+            .route("/popup", get(move || async move { Html(popup) }))
             .route("/page/{n}", get(script_page))
             .route(
                 "/plain",
