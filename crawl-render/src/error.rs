@@ -17,6 +17,9 @@ pub(crate) enum RenderError {
     /// The temporary profile directory could not be created.
     #[error("could not create a browser profile directory")]
     Profile(#[source] std::io::Error),
+    /// The browser's gate proxy could not listen on 127.0.0.1.
+    #[error("could not start the browser's gate proxy")]
+    Proxy(#[source] std::io::Error),
     /// Chromium could not be started or attached to.
     #[error("could not launch Chromium at {}", .path.display())]
     Launch {

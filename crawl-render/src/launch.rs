@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ChromeConfig;
 use crate::error::{cdp, RenderError};
+use crate::proxy::{ActiveGates, GateProxy};
 
 /// Flags for a headless Chromium that talks to nothing but the pages it is asked for.
 ///
@@ -132,6 +133,8 @@ pub(crate) struct BrowserProc {
     dead: Arc<AtomicBool>,
     profile: Option<tempfile::TempDir>,
     pid: Option<u32>,
+    /// The only way out of this browser (see [`crate::proxy`]).
+    _proxy: GateProxy,
     /// Bumped on every launch, so tabs of a dead browser are never reused.
     pub(crate) generation: u64,
 }
@@ -142,7 +145,10 @@ impl BrowserProc {
         exe: &Path,
         config: &ChromeConfig,
         generation: u64,
+        gates: Arc<ActiveGates>,
     ) -> Result<Self, RenderError> {
+        let proxy = GateProxy::start(gates).await.map_err(RenderError::Proxy)?;
+        let proxy_server = proxy.flag_value();
         let profile = tempfile::Builder::new()
             .prefix("kb-crawl-chromium-")
             .tempdir()
@@ -158,7 +164,11 @@ impl BrowserProc {
             .launch_timeout(config.launch_timeout)
             .request_timeout(config.call_timeout)
             .args(FLAGS.iter().copied())
-            .arg(("disable-features", DISABLED_FEATURES));
+            .arg(("disable-features", DISABLED_FEATURES))
+            // Every connection, loopback included (Chromium bypasses proxies for loopback
+            // unless told not to), goes through the gate's proxy.
+            .arg(("proxy-server", [proxy_server.as_str()].as_slice()))
+            .arg(("proxy-bypass-list", ["<-loopback>"].as_slice()));
         for extra in &config.extra_args {
             let (key, values) = flag(extra);
             builder = if values.is_empty() {
@@ -208,6 +218,7 @@ impl BrowserProc {
             dead,
             profile: Some(profile),
             pid,
+            _proxy: proxy,
             generation,
         };
         let deny = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
@@ -18,6 +18,7 @@ use crate::config::ChromeConfig;
 use crate::error::{RenderError, BACKEND};
 use crate::intercept::lock;
 use crate::launch::{find_executable, BrowserProc};
+use crate::proxy::ActiveGates;
 use crate::tab::Tab;
 use crate::wait;
 
@@ -37,6 +38,8 @@ const UNSAFE_FLAGS: &[&str] = &[
     "remote-allow-origins",
     "proxy-server",
     "proxy-pac-url",
+    "proxy-bypass-list",
+    "no-proxy-server",
     "disable-web-security",
 ];
 
@@ -59,8 +62,15 @@ const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// (pages that need workers to show content lose that content); `about:blank` and `data:`
 /// frames get the stubs too. A tab that still opens a WebSocket (none did in the tests) is
 /// closed at once, but the handshake may already have been sent. `data:` frames are not requests and
-/// load (their own requests are paused). Host names are resolved by the gate and again by
-/// Chromium, so a DNS answer that changes in between is not caught.
+/// load (their own requests are paused).
+///
+/// Underneath the interception, every connection the browser makes (loopback included) goes
+/// through an in-process proxy on 127.0.0.1 that lets it through only when a render running
+/// now may reach that host and port under its gate, and connects only to the address the
+/// network policy vetted in that same step: a context the interception does not see (a
+/// window, a worker) reaches nothing the crawl may not reach, and since Chromium never
+/// resolves host names itself, a DNS answer that changes between the gate and the connection
+/// (rebinding) is never connected to.
 ///
 /// Chromium's popup blocker stays on (a headless render never has a user gesture, so a page
 /// cannot open a window), certificates are checked, and any page target the renderer did not
@@ -80,6 +90,8 @@ pub struct ChromeRenderer {
     /// Target ids of the renderer's own tabs (idle or rendering); every other page target is
     /// a window a page opened, closed after each render.
     own: Mutex<HashSet<TargetId>>,
+    /// The gates of the renders running now: what the browser's proxy lets through.
+    gates: Arc<ActiveGates>,
 }
 
 impl ChromeRenderer {
@@ -115,6 +127,7 @@ impl ChromeRenderer {
             closed: AtomicBool::new(false),
             launched: Mutex::new(Vec::new()),
             own: Mutex::new(HashSet::new()),
+            gates: Arc::new(ActiveGates::default()),
         })
     }
 
@@ -155,6 +168,12 @@ impl ChromeRenderer {
         }
     }
 
+    /// Connections the browser's proxy let through and refused so far (every connection the
+    /// browser makes goes through it).
+    pub fn proxy_counts(&self) -> (usize, usize) {
+        self.gates.counts()
+    }
+
     /// Takes a tab of the running browser, starting the browser if it is not running.
     async fn checkout(&self, until: Instant) -> Result<Tab, RenderError> {
         let mut guard = tokio::time::timeout_at(until, self.browser.lock())
@@ -174,7 +193,9 @@ impl ChromeRenderer {
             lock(&self.idle).clear();
             lock(&self.own).clear();
             let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-            let proc = BrowserProc::launch(&self.exe, &self.config, generation).await?;
+            let proc =
+                BrowserProc::launch(&self.exe, &self.config, generation, Arc::clone(&self.gates))
+                    .await?;
             if let Some(pid) = proc.pid() {
                 lock(&self.launched).push(pid);
             }
@@ -233,9 +254,11 @@ impl ChromeRenderer {
         until: Instant,
     ) -> Result<RenderedPage, RenderError> {
         let tab = self.checkout(until).await?;
+        let ticket = self.gates.admit(req.gate.clone());
         tab.begin(req.gate.clone());
         let result = self.drive(&tab, req, until).await;
         tab.end();
+        drop(ticket);
         self.close_foreign_windows().await;
         match result {
             Ok((page, true)) if !self.closed.load(Ordering::SeqCst) => {
@@ -416,7 +439,7 @@ mod tests {
     /// A window the renderer did not open (as a popup that got past the blocker would be)
     /// is closed when the next render ends.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn windows_it_did_not_open_are_closed_after_a_render() {
+    async fn foreign_windows_reach_nothing_and_are_closed_after_a_render() {
         let Ok(renderer) = ChromeRenderer::new(ChromeConfig::default().with_max_tabs(1)) else {
             assert_ne!(
                 std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref(),
@@ -440,11 +463,33 @@ mod tests {
             .checkout(Instant::now() + std::time::Duration::from_secs(20))
             .await;
         let tab = tab.unwrap();
+        // A window the page's interception does not see: only the proxy stands between it
+        // and the network. It tries a port outside the scope.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let other = listener.local_addr().unwrap().port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let h = std::sync::Arc::clone(&hits);
+        tokio::spawn(async move {
+            while let Ok((_conn, _)) = listener.accept().await {
+                h.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let ticket = renderer.gates.admit(gate.clone());
         {
             let guard = renderer.browser.lock().await;
             let proc = guard.as_ref().unwrap();
-            proc.new_tab(&renderer.config).await.unwrap();
+            let foreign = proc.new_tab(&renderer.config).await.unwrap();
+            let url = format!("http://127.0.0.1:{other}/escape");
+            let _ =
+                tokio::time::timeout(std::time::Duration::from_secs(10), foreign.goto(url)).await;
         }
+        drop(ticket);
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "a window outside the interception got out"
+        );
+        assert!(renderer.proxy_counts().1 >= 1, "the proxy refused nothing");
         // Chromium's own first tab, the checked-out tab and the foreign one.
         assert_eq!(renderer.open_windows().await, 3);
         lock(&renderer.idle).push(tab);

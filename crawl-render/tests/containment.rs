@@ -70,6 +70,9 @@ async fn iframe_fetch_image_and_websocket_are_blocked(
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(other.hits(), 0, "the out-of-scope listener was reached");
     assert_eq!(ws.hits(), 0, "the WebSocket listener was reached");
+    // The page itself came through the browser's gate proxy: it is the browser's way out.
+    let (allowed, _) = renderer.proxy_counts();
+    assert!(allowed > 0, "the browser did not use the gate proxy");
 }
 
 /// `window.open` (on the site, off it, `about:blank` driven by the opener), a form posted into
