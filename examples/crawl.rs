@@ -133,8 +133,12 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
         args.out.join(".kb-crawl").join("state.redb"),
     )?);
     let mut builder = Crawler::builder().sink(sink).state(state);
-    if args.render != Render::Never {
-        builder = builder.renderer(renderer(args.concurrency)?);
+    let browser = match args.render {
+        Render::Never => None,
+        _ => Some(renderer(args.concurrency)?),
+    };
+    if let Some(r) = &browser {
+        builder = builder.renderer(Arc::clone(r));
     }
     let crawler = builder.build()?;
     let handle = match &args.resume {
@@ -144,7 +148,12 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
             crawler.start(build_request(&args, url)?).await?
         }
     };
-    report(&args, &crawler, handle).await
+    let code = report(&args, &crawler, handle).await;
+    // Stops Chromium and removes its profile folder before the process exits.
+    if let Some(r) = browser {
+        r.shutdown().await;
+    }
+    code
 }
 
 #[cfg(feature = "render-chrome")]

@@ -23,6 +23,10 @@ pub struct ChromeConfig {
     pub call_timeout: Duration,
     /// More command-line flags for Chromium.
     pub extra_args: Vec<String>,
+    /// Where browser profile folders (`kb-crawl-chromium-{pid}-*`) are made; `None`: the
+    /// system's temporary folder. Folders left there by a process that no longer runs are
+    /// removed when a browser starts.
+    pub profile_root: Option<PathBuf>,
 }
 
 impl Default for ChromeConfig {
@@ -35,6 +39,7 @@ impl Default for ChromeConfig {
             launch_timeout: Duration::from_secs(20),
             call_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
+            profile_root: None,
         }
     }
 }
@@ -61,6 +66,12 @@ impl ChromeConfig {
     /// Sets the quiet period of the network-idle wait.
     pub fn with_idle_window(mut self, window: Duration) -> Self {
         self.idle_window = window;
+        self
+    }
+
+    /// Makes browser profile folders under `root` instead of the temporary folder.
+    pub fn with_profile_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.profile_root = Some(root.into());
         self
     }
 

@@ -1,0 +1,121 @@
+//! Every way a renderer ends removes its browser profile folder: shutdown, drop without
+//! shutdown, a render cancelled mid-page, a browser crash and relaunch, and a process that
+//! died without cleaning up (its folder is removed by the next renderer that starts).
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{renderer_or_skip, Site};
+use crawl_core::Renderer;
+use crawl_render::{ChromeConfig, ChromeRenderer};
+
+/// The profile folders under `root`.
+fn profiles(root: &Path) -> Vec<String> {
+    std::fs::read_dir(root)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("kb-crawl-chromium-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits (bounded) for `root` to hold no profile folder; fails naming what is left.
+async fn assert_none_left(root: &Path, after: &str) {
+    for _ in 0..100 {
+        if profiles(root).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("after {after}: profile folders left: {:?}", profiles(root));
+}
+
+fn config(root: &Path) -> ChromeConfig {
+    ChromeConfig::default()
+        .with_max_tabs(1)
+        .with_profile_root(root)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_profile_folder_outlives_its_renderer() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(renderer) = renderer_or_skip(config(root.path())) else {
+        return;
+    };
+    let site = Site::start(9, 9).await;
+
+    // Normal shutdown.
+    renderer.render(&site.request("article")).await.unwrap();
+    assert_eq!(
+        profiles(root.path()).len(),
+        1,
+        "a running browser has one profile"
+    );
+    renderer.shutdown().await;
+    assert_none_left(root.path(), "shutdown").await;
+
+    // Drop without shutdown.
+    let renderer = ChromeRenderer::new(config(root.path())).unwrap();
+    renderer.render(&site.request("plain")).await.unwrap();
+    drop(renderer);
+    assert_none_left(root.path(), "drop without shutdown").await;
+
+    // A render cancelled mid-page (its future dropped), then the renderer dropped.
+    let renderer = ChromeRenderer::new(config(root.path())).unwrap();
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(1500),
+        renderer.render(&site.request("never")),
+    )
+    .await;
+    assert!(cancelled.is_err(), "the render should still be running");
+    drop(renderer);
+    assert_none_left(root.path(), "a cancelled render").await;
+
+    // A browser crash and relaunch: the dead browser's profile goes at the relaunch.
+    let renderer = ChromeRenderer::new(config(root.path())).unwrap();
+    renderer.render(&site.request("plain")).await.unwrap();
+    let pid = renderer.browser_pid().await.expect("a browser runs");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    renderer.render(&site.request("plain")).await.unwrap();
+    assert_eq!(renderer.launched_pids().len(), 2);
+    assert_eq!(
+        profiles(root.path()).len(),
+        1,
+        "{:?}",
+        profiles(root.path())
+    );
+    renderer.shutdown().await;
+    assert_none_left(root.path(), "crash and relaunch").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_process_profile_is_removed_by_the_next_renderer() {
+    let root = tempfile::tempdir().unwrap();
+    // What a process killed mid-crawl leaves: a folder named after its (now dead) pid, with
+    // files in it; and one of a process that still runs (this one), which must stay.
+    let dead = root.path().join("kb-crawl-chromium-4194303-abcdef");
+    std::fs::create_dir_all(dead.join("Default/Cache")).unwrap();
+    std::fs::write(dead.join("Default/Preferences"), "{}").unwrap();
+    let live = root
+        .path()
+        .join(format!("kb-crawl-chromium-{}-zzzzzz", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
+    let Some(renderer) = renderer_or_skip(config(root.path())) else {
+        return;
+    };
+    let site = Site::start(9, 9).await;
+    renderer.render(&site.request("plain")).await.unwrap();
+    assert!(!dead.exists(), "the dead process's profile is still there");
+    assert!(live.exists(), "a live process's profile was removed");
+    renderer.shutdown().await;
+    std::fs::remove_dir_all(&live).unwrap();
+    assert_none_left(root.path(), "shutdown").await;
+}
