@@ -1,7 +1,7 @@
 //! kb-crawl backends on AWS.
 //!
 //! - [`S3Sink`] (feature `aws-s3`): documents and manifest in an S3 bucket.
-//! - [`DynamoDedup`] and [`DynamoJobStore`] (feature `aws-dynamodb`): URL dedup with a TTL
+//! - [`DynamoDedup`], [`DynamoJobStore`] and [`DynamoSourceStore`] (feature `aws-dynamodb`): URL dedup with a TTL
 //!   window, and job records with exact page budgets, in DynamoDB.
 //! - [`lambda`] (feature `aws-lambda`): the handlers of the serverless crawl; with
 //!   `aws-lambda-chrome`, the scrape handler renders with headless Chromium.
@@ -28,4 +28,7 @@ pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES};
 mod dynamo;
 
 #[cfg(feature = "aws-dynamodb")]
-pub use dynamo::{DynamoBuilder, DynamoDedup, DynamoHostLimiter, DynamoJobStore, ASSISTANT_INDEX};
+pub use dynamo::{
+    DynamoBuilder, DynamoDedup, DynamoHostLimiter, DynamoJobStore, DynamoSourceStore,
+    ASSISTANT_INDEX, TENANT_INDEX,
+};

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawl_core::clock::ManualClock;
-use crawl_core::conformance::{dedup_suite, dedup_ttl_window, jobs_suite, sink_suite};
+use crawl_core::conformance::{
+    dedup_suite, dedup_ttl_window, jobs_suite, sink_suite, source_store_suite,
+};
 use time::OffsetDateTime;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -42,4 +44,10 @@ async fn dynamo_dedup_enforces_the_ttl_window_with_an_injected_clock() {
 async fn dynamo_job_store_passes_the_jobs_suite() {
     let Some(ep) = common::endpoint() else { return };
     jobs_suite(Arc::new(common::jobs(&ep).await)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamo_source_store_passes_the_source_suite() {
+    let Some(ep) = common::endpoint() else { return };
+    source_store_suite(Arc::new(common::sources(&ep).await)).await;
 }

@@ -20,6 +20,9 @@ use crate::traits::{
     Admit, Candidate, CrawlLedger, DedupStore, Frontier, FrontierEntry, JobStore, Sink,
 };
 
+mod source;
+pub use source::{source_pages, source_paging, source_records, source_store_suite};
+
 fn url(s: &str) -> Url {
     Url::parse(s).expect("test url")
 }

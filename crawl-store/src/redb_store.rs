@@ -27,6 +27,8 @@ use redb::{
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+mod source;
+
 const JOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("jobs");
 const DEDUP: TableDefinition<&str, i64> = TableDefinition::new("dedup");
 const QUEUE: TableDefinition<&str, &[u8]> = TableDefinition::new("queue");

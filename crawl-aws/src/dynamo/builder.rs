@@ -75,7 +75,7 @@ impl<T> DynamoBuilder<T> {
         self
     }
 
-    async fn parts(self, backend: &str) -> Result<Parts> {
+    pub(super) async fn parts(self, backend: &str) -> Result<Parts> {
         let table = self.table.unwrap_or_default();
         let name = format!("{backend}({table})");
         let ok = (3..=255).contains(&table.len())

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
-use crawl_core::{Capabilities, DedupStore, Error, ErrorKind, JobId, Result};
+use crawl_core::{Capabilities, DedupStore, JobId, Result};
 use futures::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 
@@ -177,37 +177,8 @@ impl DynamoDedup {
 
     /// Sends up to [`BATCH`] write requests in one BatchWriteItem, retrying unprocessed
     /// items with backoff.
-    pub(super) async fn write_batch(&self, mut requests: Vec<WriteRequest>) -> Result<()> {
-        for round in 0..UNPROCESSED_ROUNDS {
-            if requests.is_empty() {
-                return Ok(());
-            }
-            if round > 0 {
-                tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
-            }
-            let out = self
-                .client
-                .batch_write_item()
-                .request_items(&self.table, requests)
-                .send()
-                .await
-                .map_err(|e| AwsError::sdk("BatchWriteItem", e).into_core(self))?;
-            requests = out
-                .unprocessed_items()
-                .and_then(|m| m.get(&self.table))
-                .cloned()
-                .unwrap_or_default();
-        }
-        if requests.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorKind::Storage,
-                format!("BatchWriteItem: {} writes left unprocessed", requests.len()),
-            )
-            .with_temporary(true)
-            .with_backend(self.name.clone()))
-        }
+    pub(super) async fn write_batch(&self, requests: Vec<WriteRequest>) -> Result<()> {
+        table::write_batch(&self.client, &self.table, &self.name, requests).await
     }
 }
 

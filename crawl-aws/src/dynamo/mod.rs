@@ -1,5 +1,5 @@
-//! DynamoDB backends: [`DynamoDedup`], [`DynamoJobStore`] and the shared per-host rate
-//! limit [`DynamoHostLimiter`], and what they share.
+//! DynamoDB backends: [`DynamoDedup`], [`DynamoJobStore`], [`DynamoSourceStore`] and the
+//! shared per-host rate limit [`DynamoHostLimiter`], and what they share.
 
 mod builder;
 mod dedup;
@@ -7,6 +7,7 @@ mod jobs;
 #[cfg(feature = "aws-lambda")]
 mod ledger;
 mod limiter;
+mod source;
 mod table;
 #[cfg(all(test, feature = "aws-lambda"))]
 pub(crate) mod test_moto;
@@ -19,3 +20,4 @@ pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
 #[cfg(feature = "aws-lambda")]
 pub(crate) use ledger::LevelLedger;
 pub use limiter::DynamoHostLimiter;
+pub use source::{DynamoSourceStore, TENANT_INDEX};

@@ -158,3 +158,42 @@ pub(super) async fn create_if_missing(
     }
     Ok(())
 }
+
+/// Sends up to 25 write requests in one BatchWriteItem on `table`, retrying unprocessed items
+/// with backoff; `name` is the backend named in errors.
+pub(super) async fn write_batch(
+    client: &Client,
+    table: &str,
+    name: &str,
+    mut requests: Vec<aws_sdk_dynamodb::types::WriteRequest>,
+) -> crawl_core::Result<()> {
+    for round in 0..super::dedup::UNPROCESSED_ROUNDS {
+        if requests.is_empty() {
+            return Ok(());
+        }
+        if round > 0 {
+            tokio::time::sleep(Duration::from_millis(25 << round.min(6))).await;
+        }
+        let out = client
+            .batch_write_item()
+            .request_items(table, requests)
+            .send()
+            .await
+            .map_err(|e| AwsError::sdk("BatchWriteItem", e).into_core(&name))?;
+        requests = out
+            .unprocessed_items()
+            .and_then(|m| m.get(table))
+            .cloned()
+            .unwrap_or_default();
+    }
+    if requests.is_empty() {
+        Ok(())
+    } else {
+        Err(crawl_core::Error::new(
+            crawl_core::ErrorKind::Storage,
+            format!("BatchWriteItem: {} writes left unprocessed", requests.len()),
+        )
+        .with_temporary(true)
+        .with_backend(name.to_string()))
+    }
+}

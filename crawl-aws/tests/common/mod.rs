@@ -74,6 +74,20 @@ pub async fn jobs(endpoint: &str) -> DynamoJobStore {
     s
 }
 
+/// A source store on a fresh table.
+pub async fn sources(endpoint: &str) -> crawl_aws::DynamoSourceStore {
+    let s = crawl_aws::DynamoSourceStore::builder()
+        .table(unique("sources"))
+        .endpoint_url(endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .expect("build source store");
+    s.create_table_if_missing().await.expect("create table");
+    s
+}
+
 /// Shorthand for `Arc::new`.
 pub fn arc<T>(t: T) -> Arc<T> {
     Arc::new(t)

@@ -9,6 +9,7 @@ mod jobs;
 mod ledger;
 mod renderer;
 mod sink;
+mod source;
 
 pub use dedup::{DedupStore, DedupStoreExt, DynDedupStore};
 pub use fetcher::{DynFetcher, Fetcher};
@@ -18,6 +19,7 @@ pub use jobs::{DynJobStore, JobStore};
 pub use ledger::{Admit, Candidate, ComposedLedger, CrawlLedger, DynLedger};
 pub use renderer::{DynRenderer, Renderer};
 pub use sink::{DynSink, Sink};
+pub use source::{DynSourceStore, SourceStore};
 
 /// What a backend can do; the engine refuses combinations that cannot be correct (for
 /// example a process-local dedup store in a distributed run).

@@ -1,0 +1,226 @@
+//! Sources: one site an owner keeps in a knowledge base, and what each of its runs found.
+//!
+//! A *source* is the normalized root URL of a site with its settings, under a tenant key (the
+//! assistant). Every crawl of a source is a *run* (an ordinary job). The source keeps, per
+//! page, what a later run needs to tell `unchanged` from `changed` without downloading the
+//! page again: the canonical URL, the document key, the validators (`ETag`,
+//! `Last-Modified`), the content hash of the stored markdown body and the run that last saw
+//! it. [`SourceStore`](crate::SourceStore) is where that lives.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::job::JobId;
+
+/// A source's id: `src-` followed by 16 lowercase hex digits of the SHA-256 of its tenant and
+/// normalized root URL, so the same site under the same tenant is always the same source.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SourceId(String);
+
+impl SourceId {
+    /// The id of the source `root` under `tenant` (`root` is normalized by the caller: the
+    /// crawl's normalized root URL).
+    pub fn derive(tenant: &str, root: &Url) -> Self {
+        let mut h = Sha256::new();
+        h.update(tenant.as_bytes());
+        h.update([0u8]);
+        h.update(root.as_str().as_bytes());
+        let digest = h.finalize();
+        SourceId(format!("src-{}", hex::encode(&digest[..8])))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for SourceId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let ok = s.len() == 20
+            && s.starts_with("src-")
+            && s[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if ok {
+            Ok(SourceId(s.to_owned()))
+        } else {
+            Err(Error::invalid(format!(
+                "sourceId: '{}' is not a source id (src- followed by 16 lowercase hex digits)",
+                s.chars().take(80).collect::<String>()
+            )))
+        }
+    }
+}
+
+impl TryFrom<String> for SourceId {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<SourceId> for String {
+    fn from(id: SourceId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for SourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for SourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SourceId({})", self.0)
+    }
+}
+
+/// One source: a site kept in a tenant's knowledge base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SourceRecord {
+    /// Its id ([`SourceId::derive`] of `tenant` and `root`).
+    pub id: SourceId,
+    /// Whose knowledge base it feeds (the assistant id).
+    pub tenant: String,
+    /// The normalized root URL.
+    pub root: Url,
+    /// When the source was created.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// The latest run started, if any.
+    #[serde(default)]
+    pub last_run: Option<JobId>,
+    /// The settings its runs use (the crawl request's JSON), kept as given.
+    #[serde(default)]
+    pub settings: serde_json::Value,
+}
+
+impl SourceRecord {
+    /// A new source of `root` under `tenant`, created at `now`.
+    pub fn new(tenant: impl Into<String>, root: Url, now: OffsetDateTime) -> Self {
+        let tenant = tenant.into();
+        SourceRecord {
+            id: SourceId::derive(&tenant, &root),
+            tenant,
+            root,
+            created_at: now,
+            last_run: None,
+            settings: serde_json::Value::Null,
+        }
+    }
+}
+
+/// What a source knows about one of its pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PageState {
+    /// The page's canonical (normalized) URL: its identity in the source.
+    pub url: Url,
+    /// The key of its document in the sink (stable across runs).
+    pub key: String,
+    /// The `ETag` the server sent with the stored version.
+    #[serde(default)]
+    pub etag: Option<String>,
+    /// The `Last-Modified` the server sent with the stored version.
+    #[serde(default)]
+    pub last_modified: Option<String>,
+    /// SHA-256 (hex) of the stored markdown body (after site-template removal, without
+    /// `fetched_at`).
+    pub content_hash: String,
+    /// When the stored version was fetched.
+    #[serde(with = "time::serde::rfc3339")]
+    pub fetched_at: OffsetDateTime,
+    /// The run that last saw the page (fetched it, or was told it had not changed).
+    pub last_seen: JobId,
+}
+
+impl PageState {
+    /// The state of `url` stored at `key` with `content_hash`, seen by `run` at `fetched_at`.
+    pub fn new(
+        url: Url,
+        key: impl Into<String>,
+        content_hash: impl Into<String>,
+        fetched_at: OffsetDateTime,
+        run: JobId,
+    ) -> Self {
+        PageState {
+            url,
+            key: key.into(),
+            etag: None,
+            last_modified: None,
+            content_hash: content_hash.into(),
+            fetched_at,
+            last_seen: run,
+        }
+    }
+
+    /// With the validators the server sent.
+    pub fn with_validators(mut self, etag: Option<String>, last_modified: Option<String>) -> Self {
+        self.etag = etag;
+        self.last_modified = last_modified;
+        self
+    }
+
+    /// The key a [`SourceStore`](crate::SourceStore) orders and finds this page by: the hex
+    /// SHA-256 of its URL (fixed length, safe in every backend's key syntax).
+    pub fn url_key(url: &Url) -> String {
+        hex::encode(Sha256::digest(url.as_str().as_bytes()))
+    }
+}
+
+/// One page of [`SourceStore::list_pages`](crate::SourceStore::list_pages).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageBatch {
+    /// Pages in [`PageState::url_key`] order.
+    pub pages: Vec<PageState>,
+    /// Where the next batch starts; `None` after the last.
+    pub next: Option<String>,
+}
+
+impl PageBatch {
+    /// A batch of `pages` followed by `next`.
+    pub fn new(pages: Vec<PageState>, next: Option<String>) -> Self {
+        PageBatch { pages, next }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_stable_per_tenant_and_root_and_parse_back() {
+        let root = Url::parse("https://www.example.edu/registrar").unwrap();
+        let a = SourceId::derive("ast-1", &root);
+        assert_eq!(a, SourceId::derive("ast-1", &root));
+        assert_ne!(a, SourceId::derive("ast-2", &root));
+        let other = Url::parse("https://www.example.edu/admissions").unwrap();
+        assert_ne!(a, SourceId::derive("ast-1", &other));
+        assert_eq!(a.as_str().parse::<SourceId>().unwrap(), a);
+        for bad in [
+            "",
+            "src-",
+            "src-XYZ",
+            "job-0123456789abcdef",
+            "src-0123456789abcdeg",
+        ] {
+            let err = bad.parse::<SourceId>().unwrap_err();
+            assert!(err.to_string().contains("sourceId"), "{err}");
+        }
+    }
+}
