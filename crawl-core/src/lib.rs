@@ -25,7 +25,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use job::{JobId, JobRecord, JobStatus, PageOutcome, Progress};
 pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
-    RenderedPage, StoredDoc, WaitStrategy,
+    RenderedPage, StoredDoc, Validators, WaitStrategy,
 };
 pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
 pub use source::{PageBatch, PageState, SourceId, SourceRecord};

@@ -21,6 +21,34 @@ pub struct FetchRequest {
     pub max_body: usize,
     /// The job this request belongs to (for per-job politeness state).
     pub job: Option<JobId>,
+    /// The validators of a stored copy: when set, the request is conditional
+    /// (`If-None-Match` / `If-Modified-Since`) and a `304` answer carries no body.
+    pub validators: Option<Validators>,
+}
+
+/// What identifies a stored version of a page to its server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Validators {
+    /// The `ETag` sent with the stored version.
+    pub etag: Option<String>,
+    /// The `Last-Modified` sent with the stored version.
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Validators from an `ETag` and a `Last-Modified` (either may be missing).
+    pub fn new(etag: Option<String>, last_modified: Option<String>) -> Self {
+        Validators {
+            etag,
+            last_modified,
+        }
+    }
+
+    /// Whether there is anything to send.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
 }
 
 impl FetchRequest {
@@ -31,6 +59,7 @@ impl FetchRequest {
             purpose: FetchPurpose::Page,
             max_body: 10 * 1024 * 1024,
             job: None,
+            validators: None,
         }
     }
 
@@ -41,12 +70,20 @@ impl FetchRequest {
             purpose: FetchPurpose::Robots,
             max_body: 500 * 1024,
             job: None,
+            validators: None,
         }
     }
 
     /// Sets the job.
     pub fn with_job(mut self, job: &JobId) -> Self {
         self.job = Some(job.clone());
+        self
+    }
+
+    /// Makes the request conditional on a stored version (nothing is sent for empty
+    /// validators).
+    pub fn with_validators(mut self, validators: Validators) -> Self {
+        self.validators = Some(validators).filter(|v| !v.is_empty());
         self
     }
 
@@ -98,6 +135,20 @@ impl FetchResponse {
     pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
         self.headers.push((name.to_ascii_lowercase(), value.into()));
         self
+    }
+
+    /// The validators this answer gives for the version it carries (`ETag`,
+    /// `Last-Modified`), to send with the next request for the page.
+    pub fn validators(&self) -> Validators {
+        Validators::new(
+            self.header("etag").map(str::to_owned),
+            self.header("last-modified").map(str::to_owned),
+        )
+    }
+
+    /// Whether the server said the stored version is still current (`304 Not Modified`).
+    pub fn is_not_modified(&self) -> bool {
+        self.status == 304
     }
 
     /// The first value of header `name` (case-insensitive).

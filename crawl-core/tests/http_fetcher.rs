@@ -613,3 +613,92 @@ async fn ssrf_dns_failure_is_temporary_network_error() {
     assert_eq!(e.kind(), ErrorKind::Network, "{e}");
     assert!(e.is_temporary());
 }
+
+/// A server that honours conditional requests the way `kind` says: "etag" (strong ETag,
+/// If-None-Match), "last-modified" (Last-Modified only), "ignore" (always 200).
+async fn conditional_site(kind: &'static str) -> Fixture {
+    Fixture::start(move |hit, _| {
+        let h = |name: &str| {
+            hit.headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        match kind {
+            "etag" if h("if-none-match").as_deref() == Some("\"v1\"") => {
+                Reply::status(304).header("ETag", "\"v1\"")
+            }
+            "etag" => Reply::html(PAGE).header("ETag", "\"v1\""),
+            "last-modified"
+                if h("if-modified-since").as_deref() == Some("Tue, 01 Dec 2026 08:00:00 GMT") =>
+            {
+                Reply::status(304)
+            }
+            "last-modified" => {
+                Reply::html(PAGE).header("Last-Modified", "Tue, 01 Dec 2026 08:00:00 GMT")
+            }
+            _ => Reply::html(PAGE).header("ETag", "\"v1\""),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn conditional_requests_get_304_without_a_body_where_the_server_supports_them() {
+    for (kind, want) in [("etag", 304), ("last-modified", 304), ("ignore", 200)] {
+        let fx = conditional_site(kind).await;
+        let f = local_fetcher();
+        let first = f.fetch(&FetchRequest::page(fx.url("/p"))).await.unwrap();
+        assert_eq!(first.status, 200, "{kind}");
+        assert!(!first.is_not_modified());
+        let validators = first.validators();
+        assert!(
+            !validators.is_empty(),
+            "{kind}: the first answer gives validators"
+        );
+        let again = f
+            .fetch(&FetchRequest::page(fx.url("/p")).with_validators(validators))
+            .await
+            .unwrap();
+        assert_eq!(again.status, want, "{kind}");
+        assert_eq!(again.is_not_modified(), want == 304, "{kind}");
+        if want == 304 {
+            assert!(again.body.is_empty(), "{kind}: a 304 has no body");
+        } else {
+            assert_eq!(again.body, PAGE.as_bytes(), "{kind}");
+        }
+        let sent = &fx.hits()[1].headers;
+        let has = |n: &str| sent.iter().any(|(k, _)| k == n);
+        match kind {
+            "last-modified" => assert!(has("if-modified-since") && !has("if-none-match")),
+            _ => assert!(has("if-none-match"), "{kind}: {sent:?}"),
+        }
+        // An unconditional request sends neither.
+        f.fetch(&FetchRequest::page(fx.url("/p"))).await.unwrap();
+        let plain = &fx.hits()[2].headers;
+        assert!(
+            !plain
+                .iter()
+                .any(|(k, _)| k == "if-none-match" || k == "if-modified-since"),
+            "{plain:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_mangled_validator_makes_the_request_unconditional_not_an_error() {
+    let fx = conditional_site("etag").await;
+    let bad = crawl_core::Validators::new(Some("\"v1\"\r\nX-Injected: 1".into()), None);
+    let r = local_fetcher()
+        .fetch(&FetchRequest::page(fx.url("/p")).with_validators(bad))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200);
+    let sent = &fx.hits()[0].headers;
+    assert!(
+        !sent
+            .iter()
+            .any(|(k, _)| k == "x-injected" || k == "if-none-match"),
+        "{sent:?}"
+    );
+}

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE, IF_MODIFIED_SINCE, IF_NONE_MATCH};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::net::{NetworkPolicy, Resolver, SystemResolver};
@@ -182,13 +182,26 @@ impl HttpFetcher {
             FetchPurpose::Page => "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
             FetchPurpose::Robots => "text/plain,*/*;q=0.1",
         };
-        let mut resp = self
-            .client
-            .get(req.url.clone())
-            .header(ACCEPT, accept)
-            .send()
-            .await
-            .map_err(|e| map_reqwest(e, req))?;
+        let mut get = self.client.get(req.url.clone()).header(ACCEPT, accept);
+        if let Some(v) = &req.validators {
+            // A value that is not a valid header (a stored validator mangled somewhere) is
+            // left out: the request is then unconditional, never refused.
+            if let Some(etag) = v
+                .etag
+                .as_deref()
+                .and_then(|e| HeaderValue::from_str(e).ok())
+            {
+                get = get.header(IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = v
+                .last_modified
+                .as_deref()
+                .and_then(|m| HeaderValue::from_str(m).ok())
+            {
+                get = get.header(IF_MODIFIED_SINCE, lm);
+            }
+        }
+        let mut resp = get.send().await.map_err(|e| map_reqwest(e, req))?;
         let status = resp.status().as_u16();
         let headers: Vec<(String, String)> = resp
             .headers()
@@ -207,7 +220,7 @@ impl HttpFetcher {
             body: Vec::new(),
             truncated: false,
         };
-        // Redirects carry no useful body: the engine only needs Location.
+        // Redirects carry no useful body (the engine only needs Location), and a 304 has none.
         if (300..400).contains(&status) {
             return Ok(out);
         }
