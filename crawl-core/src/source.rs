@@ -146,6 +146,10 @@ pub struct PageState {
     pub fetched_at: OffsetDateTime,
     /// The run that last saw the page (fetched it, or was told it had not changed).
     pub last_seen: JobId,
+    /// The in-scope links the stored version had: a `304` answer carries no body, and a run
+    /// must still follow an unchanged page's links.
+    #[serde(default)]
+    pub links: Vec<Url>,
 }
 
 impl PageState {
@@ -165,7 +169,14 @@ impl PageState {
             content_hash: content_hash.into(),
             fetched_at,
             last_seen: run,
+            links: Vec::new(),
         }
+    }
+
+    /// With the links of the stored version.
+    pub fn with_links(mut self, links: Vec<Url>) -> Self {
+        self.links = links;
+        self
     }
 
     /// With the validators the server sent.

@@ -33,6 +33,9 @@ fn page(src: &str, n: usize, hash: &str, run: &JobId) -> PageState {
         run.clone(),
     )
     .with_validators(Some(format!("\"etag-{n}\"")), None)
+    .with_links(vec![
+        Url::parse(&format!("{src}page/{}", n + 1)).expect("link")
+    ])
 }
 
 /// Records round-trip, are replaced by id, and tenants see only their own sources.
