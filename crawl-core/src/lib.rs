@@ -26,5 +26,7 @@ pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
     RenderedPage, StoredDoc, WaitStrategy,
 };
-pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
+pub use request::{
+    CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, SitemapMode, WwwPolicy,
+};
 pub use traits::*;
