@@ -13,6 +13,7 @@ pub mod net;
 pub mod page;
 pub mod politeness;
 pub mod request;
+pub mod sitemap;
 mod traits;
 pub mod url;
 

@@ -197,6 +197,25 @@ impl PageContext {
         Ok(candidates)
     }
 
+    /// The candidates for sitemap URLs, at `depth`: as [`link_candidates`](Self::link_candidates),
+    /// each entry carrying its `<lastmod>`.
+    pub async fn sitemap_candidates(
+        &self,
+        urls: &[crate::sitemap::SitemapUrl],
+        depth: u32,
+    ) -> Result<Vec<Candidate>> {
+        let links: Vec<Url> = urls.iter().map(|s| s.url.clone()).collect();
+        let mut candidates = self.link_candidates(&links, depth).await?;
+        let lastmods: std::collections::HashMap<String, time::OffsetDateTime> = urls
+            .iter()
+            .filter_map(|s| s.lastmod.map(|l| (self.key(&s.url), l)))
+            .collect();
+        for c in &mut candidates {
+            c.entry.lastmod = lastmods.get(&c.key).copied();
+        }
+        Ok(candidates)
+    }
+
     /// Claims `target`, reached from page `source` by a redirect or named as its canonical:
     /// `true` when no other page of the job has it. The claimant is recorded first, so a page
     /// that claimed `target` and was interrupted (a crash, a second delivery) still owns it
