@@ -416,10 +416,11 @@ impl CrawlRequestBuilder {
         }
         let patterns = UrlPatterns::new(&self.include, &self.exclude)?;
         if !patterns.allows(&url) {
-            let (field, which) = if self.include.is_empty() {
+            let excluded = !UrlPatterns::new(&[], &self.exclude)?.allows(&url);
+            let (field, which) = if excluded {
                 ("exclude", "an exclude pattern")
             } else {
-                ("include", "no include pattern, or an exclude pattern")
+                ("include", "no include pattern")
             };
             return Err(Error::invalid(format!(
                 "{field}: the root URL {url} matches {which}; the crawl must start at a page it keeps"
@@ -581,6 +582,17 @@ mod tests {
         );
         let e = CrawlRequest::builder("https://example.com/print/x")
             .exclude(["**/print/**"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: exclude: the root URL"),
+            "{e}"
+        );
+        // Included but also excluded: the error names exclude.
+        let e = CrawlRequest::builder("https://example.com/registrar/print")
+            .include(["/registrar/**"])
+            .exclude(["**/print"])
             .build()
             .unwrap_err();
         assert!(
