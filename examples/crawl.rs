@@ -13,7 +13,9 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use kb_crawl::store::{FsSink, RedbStore};
-use kb_crawl::{CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus, RenderMode};
+use kb_crawl::{
+    CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus, RenderMode, SitemapMode,
+};
 use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
@@ -51,6 +53,18 @@ struct Args {
     /// JavaScript). always/auto need the `render-chrome` feature and Debian's chromium.
     #[arg(long, value_enum, default_value_t = Render::Never)]
     render: Render,
+    /// Crawl only pages whose path (or path?query) matches this glob, e.g. '/docs/**'
+    /// (repeatable; `*` stays within a segment, `**` spans segments).
+    #[arg(long, value_name = "PATTERN")]
+    include: Vec<String>,
+    /// Never crawl pages whose path (or path?query) matches this glob, e.g. '**/print/**'
+    /// (repeatable; wins over --include).
+    #[arg(long, value_name = "PATTERN")]
+    exclude: Vec<String>,
+    /// Add the URLs of the site's sitemaps (robots.txt `Sitemap:` lines, else
+    /// /sitemap.xml) to those found by links: auto, or off for links only.
+    #[arg(long, value_enum, default_value_t = Sitemap::Auto)]
+    sitemap: Sitemap,
     /// Resume an interrupted job (same --out); URL and limits come from the job's record.
     #[arg(long, value_name = "JOB_ID")]
     resume: Option<String>,
@@ -61,6 +75,21 @@ enum Render {
     Never,
     Always,
     Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Sitemap {
+    Auto,
+    Off,
+}
+
+impl From<Sitemap> for SitemapMode {
+    fn from(s: Sitemap) -> SitemapMode {
+        match s {
+            Sitemap::Auto => SitemapMode::Auto,
+            Sitemap::Off => SitemapMode::Off,
+        }
+    }
 }
 
 impl From<Render> for RenderMode {
@@ -182,6 +211,9 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .rate(Some(args.rate))
         .allow_private_network(args.allow_private_network)
         .render(args.render.into())
+        .include(args.include.iter().cloned())
+        .exclude(args.exclude.iter().cloned())
+        .sitemap(args.sitemap.into())
         .guardrails(guardrails)
         .build()
 }

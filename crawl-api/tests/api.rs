@@ -135,10 +135,11 @@ async fn start_get_list_and_delete_with_the_exact_field_names() {
     let second = start(&app, "asst-1", json!({"url": ROOT, "maxDepth": 0})).await;
     let second_done = wait_final(&app, "asst-1", &second).await;
     assert_eq!(second_done["pagesTotal"], 1, "maxDepth 0 is the root only");
-    // Every page fetched once, plus one soft-404 probe per job (two jobs).
+    // Every page fetched once, plus one soft-404 probe per job (two jobs), plus the first
+    // job's sitemap lookup (robots.txt and /sitemap.xml; at maxDepth 0 none is read).
     assert_eq!(
         site.fetches.load(Ordering::SeqCst) as u64,
-        done["pagesTotal"].as_u64().unwrap() + 1 + 2
+        done["pagesTotal"].as_u64().unwrap() + 1 + 2 + 2
     );
     let (status, list) = call(&app, "GET", "/assistants/asst-1/crawls", None).await;
     assert_eq!(status, StatusCode::OK);

@@ -259,6 +259,48 @@ async fn page_cap_and_depth_are_exact_and_a_failing_page_is_tolerated() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn include_and_exclude_patterns_apply_to_the_serverless_crawl_too() {
+    if !services_available() {
+        return;
+    }
+    let fx = site().await;
+    let h = Harness::start().await;
+    // The scrape and plan handlers admit links through the same check as the engine
+    // (PageContext::exclusion): /b/ and everything under it stays out, and /old, which
+    // redirects to /b/page2.html, is skipped.
+    let req = CrawlRequest::builder(fx.url("/"))
+        .max_depth(3)
+        .max_pages(100)
+        .concurrency(1)
+        .rate(None)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .exclude(["/b/**"])
+        .build()
+        .unwrap();
+    let (status, rec) = run(&h, &req).await;
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    let (emb, emb_docs) = embedded(&req).await;
+    let docs = documents(&*h.svc.sink, &rec.id).await;
+    assert!(docs.len() > 3, "{docs:?}");
+    assert!(
+        !docs.keys().any(|u| u.contains("/b/")),
+        "an excluded page was stored: {docs:?}"
+    );
+    assert_eq!(docs, emb_docs);
+    assert_eq!(rec.progress.excluded.get("pattern"), Some(&1), "{rec:?}");
+    assert_eq!(
+        rec.progress.excluded.get("pattern"),
+        emb.progress.excluded.get("pattern")
+    );
+    assert_eq!(
+        rec.progress.skipped.get("redirect_excluded_pattern"),
+        Some(&1),
+        "{rec:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_plan_run_dying_between_admission_and_the_level_list_is_retried_without_loss() {
     if !services_available() {
         return;

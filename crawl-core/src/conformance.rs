@@ -465,6 +465,18 @@ pub async fn jobs_budget(s: Arc<dyn JobStore>) {
         "{s}"
     );
     assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(1), "{s}");
+    s.record_excluded_many(&r.id, "robots_disallowed", 3)
+        .await
+        .expect("excluded many");
+    s.record_excluded_many(&r.id, "sitemap_off_site", 0)
+        .await
+        .expect("excluded none");
+    let p = s.get(&r.id).await.expect("get").expect("record").progress;
+    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(4), "{s}");
+    assert!(
+        !p.excluded.contains_key("sitemap_off_site"),
+        "{s}: n = 0 adds no reason"
+    );
     s.delete(&r.id).await.expect("cleanup");
 }
 

@@ -129,7 +129,8 @@ pub struct Progress {
     /// Admitted pages that were skipped, by stable reason code.
     pub skipped: BTreeMap<String, u64>,
     /// URLs found in scope but never admitted, by reason (`robots_disallowed`, `max_pages`,
-    /// `trap_*`...). They do not count in the pages.
+    /// `trap_*`, `pattern`...), and sitemap entries and files that were not used
+    /// (`sitemap_*`). They do not count in the pages.
     pub excluded: BTreeMap<String, u64>,
 }
 
@@ -194,7 +195,14 @@ impl JobRecord {
 
     /// Counts a URL found but not admitted.
     pub fn add_excluded(&mut self, reason: &str) {
-        *self.progress.excluded.entry(reason.to_owned()).or_default() += 1;
+        self.add_excluded_many(reason, 1);
+    }
+
+    /// Counts `n` URLs found but not admitted, for one reason.
+    pub fn add_excluded_many(&mut self, reason: &str, n: u64) {
+        if n > 0 {
+            *self.progress.excluded.entry(reason.to_owned()).or_default() += n;
+        }
     }
 
     /// Moves a running job to a final status; `false` (and no change) when it had ended.

@@ -13,6 +13,7 @@ pub mod net;
 pub mod page;
 pub mod politeness;
 pub mod request;
+pub mod sitemap;
 pub mod source;
 mod traits;
 pub mod url;
@@ -27,6 +28,8 @@ pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
     RenderedPage, StoredDoc, Validators, WaitStrategy,
 };
-pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
+pub use request::{
+    CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, SitemapMode, WwwPolicy,
+};
 pub use source::{PageBatch, PageState, SourceId, SourceRecord};
 pub use traits::*;

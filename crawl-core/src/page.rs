@@ -74,6 +74,18 @@ impl FetchRequest {
         }
     }
 
+    /// A sitemap fetch: any body is read, truncated at 50 MB (the sitemap protocol's cap per
+    /// file, uncompressed) rather than refused.
+    pub fn sitemap(url: Url) -> Self {
+        FetchRequest {
+            url,
+            purpose: FetchPurpose::Sitemap,
+            max_body: crate::sitemap::MAX_FILE_BYTES,
+            job: None,
+            validators: None,
+        }
+    }
+
     /// Sets the job.
     pub fn with_job(mut self, job: &JobId) -> Self {
         self.job = Some(job.clone());
@@ -101,6 +113,9 @@ pub enum FetchPurpose {
     Page,
     /// robots.txt: any text body is read, truncated at `max_body` rather than refused.
     Robots,
+    /// A sitemap (XML, possibly gzip): any body is read, truncated at `max_body` rather than
+    /// refused; robots.txt applies to it like to a page.
+    Sitemap,
 }
 
 /// The answer to a [`FetchRequest`].
@@ -115,7 +130,8 @@ pub struct FetchResponse {
     pub headers: Vec<(String, String)>,
     /// Body bytes, decompressed (empty when the content type was refused).
     pub body: Vec<u8>,
-    /// The body was cut at `max_body` (robots.txt only; pages over the cap are an error).
+    /// The body was cut at `max_body` (robots.txt and sitemaps only; pages over the cap are
+    /// an error).
     pub truncated: bool,
 }
 

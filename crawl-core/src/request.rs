@@ -7,6 +7,7 @@ use url::Url;
 
 use crate::error::{Error, Result};
 use crate::extract::ExtractOptions;
+use crate::url::UrlPatterns;
 
 /// The hard limits a host enforces on every request (the feature request's guardrails).
 /// A host may lower them; [`Guardrails::lifted`] removes them for trusted callers.
@@ -83,6 +84,18 @@ pub enum WwwPolicy {
     Exact,
 }
 
+/// Whether the crawl reads the site's sitemaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SitemapMode {
+    /// Read the sitemaps named in robots.txt, or `/sitemap.xml` when it names none, and add
+    /// their in-scope URLs to the ones found by links (default).
+    #[default]
+    Auto,
+    /// Links only.
+    Off,
+}
+
 /// One crawl: the root URL, depth, page cap and politeness. Build it with
 /// [`CrawlRequest::builder`], which validates every field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,6 +136,17 @@ pub struct CrawlRequest {
     /// count as a page.
     #[serde(default = "yes")]
     pub detect_soft_404: bool,
+    /// Glob patterns on the URL path (and query) a page must match one of to be crawled;
+    /// empty means every path (see [`crate::url::UrlPatterns`] for the syntax).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// Glob patterns on the URL path (and query) that keep a page out; they win over
+    /// `include`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// Whether sitemaps add URLs to the crawl.
+    #[serde(default)]
+    pub sitemap: SitemapMode,
 }
 
 fn yes() -> bool {
@@ -156,6 +180,9 @@ impl CrawlRequest {
             extract: ExtractOptions::default(),
             assistant_id: None,
             detect_soft_404: true,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            sitemap: SitemapMode::default(),
             guardrails: Guardrails::default(),
         }
     }
@@ -185,6 +212,9 @@ impl CrawlRequest {
             extract: self.extract.clone(),
             assistant_id: self.assistant_id.clone(),
             detect_soft_404: self.detect_soft_404,
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            sitemap: self.sitemap,
             guardrails: *guardrails,
         };
         b.build().map(|_| ())
@@ -210,6 +240,9 @@ pub struct CrawlRequestBuilder {
     extract: ExtractOptions,
     assistant_id: Option<String>,
     detect_soft_404: bool,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    sitemap: SitemapMode,
     guardrails: Guardrails,
 }
 
@@ -284,6 +317,31 @@ impl CrawlRequestBuilder {
         self.detect_soft_404 = on;
         self
     }
+    /// Glob patterns a page's path (or path and query) must match one of, e.g.
+    /// `/registrar/**`; replaces any set before. The root URL must match one.
+    pub fn include<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.include = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Glob patterns that keep a page out, e.g. `**/print/**`; they win over `include`.
+    /// Replaces any set before. The root URL must match none.
+    pub fn exclude<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.exclude = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Whether sitemaps add URLs (default [`SitemapMode::Auto`]).
+    pub fn sitemap(mut self, mode: SitemapMode) -> Self {
+        self.sitemap = mode;
+        self
+    }
     /// The limits to validate against (default: depth 5, pages 500).
     pub fn guardrails(mut self, g: Guardrails) -> Self {
         self.guardrails = g;
@@ -356,6 +414,18 @@ impl CrawlRequestBuilder {
                 return Err(Error::invalid("pathPrefix: must start with '/'"));
             }
         }
+        let patterns = UrlPatterns::new(&self.include, &self.exclude)?;
+        if !patterns.allows(&url) {
+            let excluded = !UrlPatterns::new(&[], &self.exclude)?.allows(&url);
+            let (field, which) = if excluded {
+                ("exclude", "an exclude pattern")
+            } else {
+                ("include", "no include pattern")
+            };
+            return Err(Error::invalid(format!(
+                "{field}: the root URL {url} matches {which}; the crawl must start at a page it keeps"
+            )));
+        }
         Ok(CrawlRequest {
             url,
             max_depth: self.max_depth,
@@ -372,6 +442,9 @@ impl CrawlRequestBuilder {
             extract: self.extract,
             assistant_id: self.assistant_id,
             detect_soft_404: self.detect_soft_404,
+            include: self.include,
+            exclude: self.exclude,
+            sitemap: self.sitemap,
         })
     }
 }
@@ -464,6 +537,83 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn patterns_are_validated_when_the_request_is_built() {
+        let e = CrawlRequest::builder("https://example.com/registrar")
+            .include(["/registrar/[x"])
+            .build()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: include: pattern '/registrar/[x'"),
+            "{e}"
+        );
+        let e = CrawlRequest::builder("https://example.com/registrar")
+            .exclude(["print/**"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: exclude: pattern 'print/**'"),
+            "{e}"
+        );
+        let r = CrawlRequest::builder("https://example.com/registrar")
+            .include(["/registrar/**"])
+            .exclude(["**/print/**"])
+            .build()
+            .unwrap();
+        assert_eq!(r.include, vec!["/registrar/**".to_owned()]);
+        r.validate(&Guardrails::default()).unwrap();
+    }
+
+    #[test]
+    fn the_root_must_be_kept_by_the_patterns() {
+        let e = CrawlRequest::builder("https://example.com/")
+            .include(["/registrar/**"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: include: the root URL"),
+            "{e}"
+        );
+        let e = CrawlRequest::builder("https://example.com/print/x")
+            .exclude(["**/print/**"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: exclude: the root URL"),
+            "{e}"
+        );
+        // Included but also excluded: the error names exclude.
+        let e = CrawlRequest::builder("https://example.com/registrar/print")
+            .include(["/registrar/**"])
+            .exclude(["**/print"])
+            .build()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid_input: exclude: the root URL"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_record_without_the_new_fields_still_reads() {
+        let r = CrawlRequest::builder("https://example.com/")
+            .build()
+            .unwrap();
+        let mut j = serde_json::to_value(&r).unwrap();
+        let o = j.as_object_mut().unwrap();
+        assert!(!o.contains_key("include") && !o.contains_key("exclude"));
+        o.remove("sitemap");
+        let back: CrawlRequest = serde_json::from_value(j).unwrap();
+        assert_eq!(back.sitemap, SitemapMode::Auto);
+        assert_eq!(r, back);
     }
 
     #[test]

@@ -504,6 +504,17 @@ impl JobStore for RedbStore {
         .await
     }
 
+    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
+        let job = job.clone();
+        let reason = reason.to_owned();
+        self.write(move |tx| {
+            let mut r = load_job(tx, &job)?;
+            r.add_excluded_many(&reason, n);
+            save_job(tx, &r)
+        })
+        .await
+    }
+
     async fn finish(
         &self,
         job: &JobId,

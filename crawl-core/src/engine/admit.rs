@@ -12,6 +12,11 @@ use url::Url;
 use super::context::PageContext;
 use super::Inner;
 use crate::error::Result;
+use crate::sitemap::{SitemapReport, SitemapTarget, SitemapUrl};
+use crate::traits::Admit;
+
+/// The depth sitemap URLs are admitted at: as if the root linked to them.
+pub(super) const SITEMAP_DEPTH: u32 = 1;
 
 pub(super) struct Admission {
     inner: Arc<Inner>,
@@ -31,6 +36,30 @@ impl Admission {
         Ok(())
     }
 
+    /// Reads the site's sitemaps and admits their URLs at [`SITEMAP_DEPTH`], then counts
+    /// what was not used under the job's `excluded`. Sitemap problems never fail the job;
+    /// a backend failure does.
+    pub(super) async fn admit_sitemaps(&self) -> Result<SitemapReport> {
+        let mut target = Target {
+            admission: self,
+            budget_left: None,
+        };
+        let report = crate::sitemap::read_sitemaps(&self.ctx, &mut target).await?;
+        for (reason, n) in &report.counts {
+            self.inner
+                .jobs
+                .record_excluded_many(&self.ctx.job, reason, *n)
+                .await?;
+        }
+        tracing::info!(
+            job = %self.ctx.job,
+            files = report.files_read,
+            urls = report.urls_offered,
+            "sitemaps read"
+        );
+        Ok(report)
+    }
+
     /// Admits the links found on a page, at `depth`.
     pub(super) async fn admit_links(&self, links: &[Url], depth: u32) -> Result<()> {
         if links.is_empty() {
@@ -41,5 +70,36 @@ impl Admission {
             self.inner.ledger.admit(&self.ctx.job, candidates).await?;
         }
         Ok(())
+    }
+}
+
+/// The engine's [`SitemapTarget`]: each batch goes through the same checks as links, then the
+/// ledger; the budget is spent once the ledger answers [`Admit::OverBudget`].
+struct Target<'a> {
+    admission: &'a Admission,
+    budget_left: Option<bool>,
+}
+
+#[async_trait::async_trait]
+impl SitemapTarget for Target<'_> {
+    async fn take(&mut self, urls: Vec<SitemapUrl>) -> Result<bool> {
+        let a = self.admission;
+        if self.budget_left.is_none() {
+            let record = a.inner.jobs.get(&a.ctx.job).await?;
+            self.budget_left = Some(
+                record.is_none_or(|r| r.progress.pages_total < u64::from(r.request.max_pages)),
+            );
+        }
+        if self.budget_left == Some(false) {
+            return Ok(false);
+        }
+        let candidates = a.ctx.sitemap_candidates(&urls, SITEMAP_DEPTH).await?;
+        if candidates.is_empty() {
+            return Ok(true);
+        }
+        let results = a.inner.ledger.admit(&a.ctx.job, candidates).await?;
+        let left = !results.contains(&Admit::OverBudget);
+        self.budget_left = Some(left);
+        Ok(left)
     }
 }

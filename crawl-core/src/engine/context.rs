@@ -15,7 +15,7 @@ use crate::job::JobId;
 use crate::net::{NetworkPolicy, RequestGate};
 use crate::request::CrawlRequest;
 use crate::traits::{Candidate, DynDedupStore, DynFetcher, DynRenderer, DynSink, FrontierEntry};
-use crate::url::{dedup_key, normalize, trap_reason, Scope};
+use crate::url::{dedup_key, normalize, trap_reason, Scope, UrlPatterns};
 
 /// The scope and network policy of a request, as one gate.
 pub fn request_gate(req: &CrawlRequest) -> RequestGate {
@@ -25,6 +25,18 @@ pub fn request_gate(req: &CrawlRequest) -> RequestGate {
         NetworkPolicy::public_only()
     };
     RequestGate::new(Arc::new(Scope::of(req)), policy)
+}
+
+/// The compiled patterns of a request. A request that was never validated and holds a
+/// broken pattern gets patterns that keep everything out: such a crawl fails closed.
+fn request_patterns(req: &CrawlRequest) -> UrlPatterns {
+    match UrlPatterns::new(&req.include, &req.exclude) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(error = %e, "invalid patterns in an unvalidated request; nothing is admitted");
+            UrlPatterns::new(&[], &["**".to_owned()]).unwrap_or_default()
+        }
+    }
 }
 
 /// Everything [`process_page`](super::process_page) uses: the job, its request, and the
@@ -53,6 +65,8 @@ pub struct PageContext {
     /// Fingerprint of the site's answer for a path that cannot exist, when it answers 200
     /// (a soft-404 site): pages with the same fingerprint are skipped as `soft_404`.
     pub soft404: Option<u64>,
+    /// The request's include/exclude patterns, compiled.
+    pub patterns: Arc<UrlPatterns>,
 }
 
 impl fmt::Debug for PageContext {
@@ -77,6 +91,7 @@ impl PageContext {
         clock: DynClock,
     ) -> Self {
         let gate = request_gate(&request);
+        let patterns = Arc::new(request_patterns(&request));
         PageContext {
             job,
             request: Arc::new(request),
@@ -88,6 +103,7 @@ impl PageContext {
             gate,
             render_deadline: Duration::from_secs(30),
             soft404: None,
+            patterns,
         }
     }
 
@@ -114,8 +130,12 @@ impl PageContext {
         dedup_key(url, self.gate.scope().folds_www())
     }
 
-    /// Why a new URL may not be crawled (trap, scope/policy, robots.txt), if it may not.
+    /// Why a new URL may not be crawled (include/exclude patterns, trap, scope/policy,
+    /// robots.txt), if it may not.
     pub async fn exclusion(&self, url: &Url) -> Result<Option<String>> {
+        if !self.patterns.allows(url) {
+            return Ok(Some("pattern".to_owned()));
+        }
         if let Some(trap) = trap_reason(url) {
             return Ok(Some(trap.to_owned()));
         }
@@ -173,6 +193,25 @@ impl PageContext {
             }
             let excluded = self.exclusion(&u).await?;
             candidates.push(Candidate::new(key, FrontierEntry::new(u, depth), excluded));
+        }
+        Ok(candidates)
+    }
+
+    /// The candidates for sitemap URLs, at `depth`: as [`link_candidates`](Self::link_candidates),
+    /// each entry carrying its `<lastmod>`.
+    pub async fn sitemap_candidates(
+        &self,
+        urls: &[crate::sitemap::SitemapUrl],
+        depth: u32,
+    ) -> Result<Vec<Candidate>> {
+        let links: Vec<Url> = urls.iter().map(|s| s.url.clone()).collect();
+        let mut candidates = self.link_candidates(&links, depth).await?;
+        let lastmods: std::collections::HashMap<String, time::OffsetDateTime> = urls
+            .iter()
+            .filter_map(|s| s.lastmod.map(|l| (self.key(&s.url), l)))
+            .collect();
+        for c in &mut candidates {
+            c.entry.lastmod = lastmods.get(&c.key).copied();
         }
         Ok(candidates)
     }

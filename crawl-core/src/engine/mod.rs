@@ -114,6 +114,8 @@ impl Crawler {
 
     /// Starts a job with a chosen id.
     pub async fn start_with_id(&self, id: JobId, request: CrawlRequest) -> Result<JobHandle> {
+        // A request that skipped the builder is refused here rather than crawled wrongly.
+        crate::url::UrlPatterns::new(&request.include, &request.exclude)?;
         let fetcher = (self.inner.fetcher)(&request)?;
         let record = JobRecord::new(id.clone(), request, self.inner.clock.now());
         self.inner.jobs.create(&record).await?;

@@ -199,6 +199,9 @@ async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
                     _ => e.code().into_owned(),
                 }));
             }
+            if !ctx.patterns.allows(&next) {
+                return Ok(Load::Skip("redirect_excluded_pattern".into()));
+            }
             if let Err(e) = ctx.fetcher.check(&next, Some(&ctx.job)).await {
                 return Ok(Load::Skip(e.code().into_owned()));
             }
@@ -268,6 +271,9 @@ async fn render(ctx: &PageContext, url: &Url) -> Result<Load> {
     let final_url = normalize(&p.final_url).unwrap_or_else(|| url.clone());
     if !ctx.gate.scope().contains(&final_url) {
         return Ok(Load::Skip("redirect_out_of_scope".into()));
+    }
+    if !ctx.patterns.allows(&final_url) {
+        return Ok(Load::Skip("redirect_excluded_pattern".into()));
     }
     // A server or client redirect in the browser is claimed like an HTTP redirect.
     if ctx.key(&final_url) != ctx.key(url) && !ctx.claim(url, &final_url).await? {

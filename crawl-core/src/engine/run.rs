@@ -13,6 +13,7 @@ use super::Inner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
 use crate::net::RequestGate;
+use crate::request::SitemapMode;
 use crate::traits::{DynFetcher, FrontierEntry};
 use crate::url::normalize;
 
@@ -193,6 +194,10 @@ impl JobRun {
                     return Err(Stop::Failed(format!("network_policy: {}", e.message())))
                 }
                 Err(e) => return Err(fail(e)),
+            }
+            // Sitemap URLs join the links, at depth 1: none past a depth of 0.
+            if req.sitemap == SitemapMode::Auto && req.max_depth >= super::admit::SITEMAP_DEPTH {
+                admission.admit_sitemaps().await.map_err(fail)?;
             }
         }
 

@@ -181,6 +181,7 @@ impl HttpFetcher {
         let accept = match req.purpose {
             FetchPurpose::Page => "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
             FetchPurpose::Robots => "text/plain,*/*;q=0.1",
+            FetchPurpose::Sitemap => "application/xml,text/xml;q=0.9,*/*;q=0.1",
         };
         let mut get = self.client.get(req.url.clone()).header(ACCEPT, accept);
         if let Some(v) = &req.validators {
@@ -253,7 +254,7 @@ impl HttpFetcher {
             if body.len() + chunk.len() > req.max_body {
                 match req.purpose {
                     FetchPurpose::Page => return Err(too_large(req, None)),
-                    FetchPurpose::Robots => {
+                    FetchPurpose::Robots | FetchPurpose::Sitemap => {
                         let room = req.max_body - body.len();
                         body.extend_from_slice(&chunk[..room]);
                         out.truncated = true;

@@ -100,6 +100,10 @@ impl JobStore for MemoryJobStore {
         self.with(job, |r| r.add_excluded(reason))
     }
 
+    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
+        self.with(job, |r| r.add_excluded_many(reason, n))
+    }
+
     async fn finish(
         &self,
         job: &JobId,

@@ -15,7 +15,7 @@ use crate::page::{FetchRequest, FetchResponse};
 /// - The body is decompressed and never longer than `req.max_body`: for
 ///   [`FetchPurpose::Page`](crate::FetchPurpose::Page) a longer body is an
 ///   [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge) error and a non-HTML content type
-///   comes back with an empty body; for robots it is truncated and `truncated` is set.
+///   comes back with an empty body; for robots and sitemaps it is truncated and `truncated` is set.
 /// - Connection and deadline failures are errors with [`Error::is_temporary`](crate::Error)
 ///   set; HTTP statuses are not errors.
 /// - `check` answers whether `url` may be fetched at all (robots.txt, network policy) without

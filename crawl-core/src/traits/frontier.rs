@@ -17,12 +17,30 @@ pub struct FrontierEntry {
     pub url: Url,
     /// Link hops from the root.
     pub depth: u32,
+    /// The page's `<lastmod>` from a sitemap, when it came from one (carried for a later
+    /// sync to skip unchanged pages).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub lastmod: Option<time::OffsetDateTime>,
 }
 
 impl FrontierEntry {
     /// An entry.
     pub fn new(url: Url, depth: u32) -> Self {
-        FrontierEntry { url, depth }
+        FrontierEntry {
+            url,
+            depth,
+            lastmod: None,
+        }
+    }
+
+    /// The entry with a sitemap `<lastmod>`.
+    pub fn with_lastmod(mut self, lastmod: Option<time::OffsetDateTime>) -> Self {
+        self.lastmod = lastmod;
+        self
     }
 }
 

@@ -16,7 +16,8 @@ use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 ///   processes when shared, no more than `max_pages` reservations succeed.
 /// - `record_page` adds one to `pages_processed` and to `stored` or the skip reason; it never
 ///   lets `pages_processed` exceed `pages_total`.
-/// - `record_excluded` counts a URL found but never admitted, by reason.
+/// - `record_excluded` counts a URL found but never admitted, by reason;
+///   `record_excluded_many` counts `n` of them, as `n` calls of `record_excluded` would.
 /// - `finish` moves a job from `Running` to a final status only; finishing an already
 ///   finished job is a no-op that returns `false`.
 /// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
@@ -34,6 +35,15 @@ pub trait JobStore: Debug + Display + Send + Sync + 'static {
     async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()>;
     /// Counts a URL that was found but not admitted.
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()>;
+    /// Counts `n` URLs not admitted for one reason (sitemap entries come by the thousand).
+    /// The default calls [`record_excluded`](Self::record_excluded) `n` times; a backend
+    /// that can add `n` at once should.
+    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
+        for _ in 0..n {
+            self.record_excluded(job, reason).await?;
+        }
+        Ok(())
+    }
     /// Ends a running job; `false` when it had already ended.
     async fn finish(&self, job: &JobId, status: JobStatus, failure: Option<String>)
         -> Result<bool>;
@@ -68,6 +78,9 @@ impl<T: JobStore + ?Sized> JobStore for Arc<T> {
     }
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()> {
         (**self).record_excluded(job, reason).await
+    }
+    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
+        (**self).record_excluded_many(job, reason, n).await
     }
     async fn finish(
         &self,
