@@ -26,5 +26,8 @@ pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
     RenderedPage, StoredDoc, WaitStrategy,
 };
-pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
+pub use request::{
+    CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy,
+    DEFAULT_MAX_LINKS_PER_PAGE,
+};
 pub use traits::*;

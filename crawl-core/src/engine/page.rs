@@ -27,8 +27,12 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 pub struct PageResult {
     /// Stored, or skipped with a reason.
     pub outcome: PageOutcome,
-    /// Links found on the page (absolute, as extracted), to admit at `depth + 1`.
+    /// Links found on the page to admit at `depth + 1`: normalized, in scope, one per
+    /// dedup key, at most the request's `max_links_per_page`, in document order.
     pub links: Vec<Url>,
+    /// In-scope links of the page beyond `max_links_per_page`, dropped (counted as
+    /// excluded `links_per_page`).
+    pub links_over_cap: u64,
 }
 
 impl PageResult {
@@ -36,6 +40,7 @@ impl PageResult {
         Ok(PageResult {
             outcome: PageOutcome::Skipped(code.into()),
             links: Vec::new(),
+            links_over_cap: 0,
         })
     }
 }
@@ -96,15 +101,17 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         tracing::debug!(url = %page.url, %canonical, "duplicate of its canonical");
         return PageResult::skipped("duplicate_canonical");
     }
-    let links: Vec<Url> = if !nofollow && entry.depth < req.max_depth {
-        ex.links.iter().map(|l| l.url.clone()).collect()
+    let (links, links_over_cap) = if !nofollow && entry.depth < req.max_depth {
+        ctx.page_links(ex.links.iter().map(|l| &l.url))
     } else {
-        Vec::new()
+        (Vec::new(), 0)
     };
+    drop(std::mem::take(&mut ex.links));
     let skip = |code: &str| {
         Ok(PageResult {
             outcome: PageOutcome::Skipped(code.to_owned()),
             links: links.clone(),
+            links_over_cap,
         })
     };
     if ex.meta_robots.noindex || page.x_robots_noindex {
@@ -132,6 +139,7 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
     Ok(PageResult {
         outcome: PageOutcome::Stored,
         links,
+        links_over_cap,
     })
 }
 

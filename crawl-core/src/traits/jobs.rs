@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::fmt::{Debug, Display};
 use std::sync::Arc;
 
@@ -16,7 +17,9 @@ use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 ///   processes when shared, no more than `max_pages` reservations succeed.
 /// - `record_page` adds one to `pages_processed` and to `stored` or the skip reason; it never
 ///   lets `pages_processed` exceed `pages_total`.
-/// - `record_excluded` counts a URL found but never admitted, by reason.
+/// - `record_excluded` counts a URL found but never admitted, by reason;
+///   `record_excluded_counts` adds several counts at once, as one change when the store
+///   can (the default calls `record_excluded` once per unit).
 /// - `finish` moves a job from `Running` to a final status only; finishing an already
 ///   finished job is a no-op that returns `false`.
 /// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
@@ -34,6 +37,19 @@ pub trait JobStore: Debug + Display + Send + Sync + 'static {
     async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()>;
     /// Counts a URL that was found but not admitted.
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()>;
+    /// Adds `counts` (reason → URLs) to the job's exclusion counts.
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &BTreeMap<String, u64>,
+    ) -> Result<()> {
+        for (reason, n) in counts {
+            for _ in 0..*n {
+                self.record_excluded(job, reason).await?;
+            }
+        }
+        Ok(())
+    }
     /// Ends a running job; `false` when it had already ended.
     async fn finish(&self, job: &JobId, status: JobStatus, failure: Option<String>)
         -> Result<bool>;
@@ -68,6 +84,13 @@ impl<T: JobStore + ?Sized> JobStore for Arc<T> {
     }
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()> {
         (**self).record_excluded(job, reason).await
+    }
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &BTreeMap<String, u64>,
+    ) -> Result<()> {
+        (**self).record_excluded_counts(job, counts).await
     }
     async fn finish(
         &self,
