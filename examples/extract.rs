@@ -58,6 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     files.sort();
     let mut opts = ExtractOptions::default();
     opts.main_content = !args.no_main_content;
+    // The files have no site of their own (they are read as pages of example.invalid), so
+    // "same-site images only" would drop every absolute image: keep them all here.
+    opts.cross_site_images = true;
     let next = AtomicUsize::new(0);
     let failures = AtomicUsize::new(0);
     let start = std::time::Instant::now();

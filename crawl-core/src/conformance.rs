@@ -17,7 +17,8 @@ use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 use crate::page::{Document, DocumentMeta, FetchPath};
 use crate::request::CrawlRequest;
 use crate::traits::{
-    Admit, Candidate, CrawlLedger, DedupStore, Frontier, FrontierEntry, JobStore, Sink,
+    Admit, Candidate, CrawlLedger, DedupStore, ExcludedCounts, Frontier, FrontierEntry, JobStore,
+    Sink,
 };
 
 mod source;
@@ -453,6 +454,15 @@ pub async fn jobs_budget(s: Arc<dyn JobStore>) {
     s.record_excluded(&r.id, "robots_disallowed")
         .await
         .expect("excluded");
+    let counts = [
+        ("robots_disallowed".to_owned(), 2),
+        ("links_per_page".to_owned(), 40_000),
+    ]
+    .into_iter()
+    .collect();
+    s.record_excluded_counts(&r.id, &counts)
+        .await
+        .expect("excluded counts");
     let p = s.get(&r.id).await.expect("get").expect("record").progress;
     assert_eq!(
         (p.pages_total, p.pages_processed),
@@ -464,7 +474,12 @@ pub async fn jobs_budget(s: Arc<dyn JobStore>) {
         (11, Some(6)),
         "{s}"
     );
-    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(1), "{s}");
+    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(3), "{s}");
+    assert_eq!(
+        p.excluded.get("links_per_page").copied(),
+        Some(40_000),
+        "{s}"
+    );
     s.record_excluded_many(&r.id, "robots_disallowed", 3)
         .await
         .expect("excluded many");
@@ -472,7 +487,7 @@ pub async fn jobs_budget(s: Arc<dyn JobStore>) {
         .await
         .expect("excluded none");
     let p = s.get(&r.id).await.expect("get").expect("record").progress;
-    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(4), "{s}");
+    assert_eq!(p.excluded.get("robots_disallowed").copied(), Some(6), "{s}");
     assert!(
         !p.excluded.contains_key("sitemap_off_site"),
         "{s}: n = 0 adds no reason"
@@ -544,14 +559,50 @@ pub async fn ledger_admit_and_finish(
         .progress;
     assert_eq!(p.pages_total, 3, "{l}: reservations");
     assert_eq!(p.excluded.get("robots_disallowed"), Some(&1), "{l}");
-    assert_eq!(p.excluded.get("max_pages"), Some(&1), "{l}");
+    assert_eq!(
+        p.excluded.get("max_pages"),
+        None,
+        "{l}: over budget is counted by finish_page"
+    );
     assert_eq!(
         frontier.pending(&r.id).await.expect("pending"),
         3,
         "{l}: queued"
     );
+    // Past the budget nothing is stored: "e" and a new "f" are over budget again, "b" and
+    // "d" are known, and a robots-disallowed "g" is over budget too (no record either).
+    let got = l
+        .admit(
+            &r.id,
+            vec![
+                c("e", None),
+                c("b", None),
+                c("f", None),
+                c("d", None),
+                c("g", Some("robots_disallowed")),
+            ],
+        )
+        .await
+        .expect("admit");
+    assert_eq!(
+        got,
+        vec![
+            Admit::OverBudget,
+            Admit::Seen,
+            Admit::OverBudget,
+            Admit::Seen,
+            Admit::OverBudget
+        ],
+        "{l}: past the budget"
+    );
     let e = frontier.pop(&r.id).await.expect("pop").expect("entry");
-    l.finish_page(&r.id, &e.url, &PageOutcome::Stored)
+    let counts: ExcludedCounts = [
+        ("max_pages".to_owned(), 2),
+        ("links_per_page".to_owned(), 7),
+    ]
+    .into_iter()
+    .collect();
+    l.finish_page(&r.id, &e.url, &PageOutcome::Stored, &counts)
         .await
         .expect("finish");
     let p = jobs
@@ -561,6 +612,8 @@ pub async fn ledger_admit_and_finish(
         .expect("record")
         .progress;
     assert_eq!((p.pages_processed, p.stored), (1, 1), "{l}");
+    assert_eq!(p.excluded.get("max_pages"), Some(&2), "{l}");
+    assert_eq!(p.excluded.get("links_per_page"), Some(&7), "{l}");
     assert_eq!(
         frontier.pending(&r.id).await.expect("pending"),
         2,

@@ -129,8 +129,12 @@ pub struct Progress {
     /// Admitted pages that were skipped, by stable reason code.
     pub skipped: BTreeMap<String, u64>,
     /// URLs found in scope but never admitted, by reason (`robots_disallowed`, `max_pages`,
-    /// `trap_*`, `pattern`...), and sitemap entries and files that were not used
-    /// (`sitemap_*`). They do not count in the pages.
+    /// `links_per_page`, `trap_*`, `pattern`...), and sitemap entries and files that were not
+    /// used (`sitemap_*`). They do not count in the pages. Until the page
+    /// budget is spent each URL counts once (the job keeps a dedup record of it). Past the
+    /// budget the job keeps no record, so `max_pages` counts a URL once per page (per
+    /// level, serverless) that links to it; `links_per_page` counts the in-scope links a
+    /// page had beyond `max_links_per_page`, on every page.
     pub excluded: BTreeMap<String, u64>,
 }
 
@@ -195,11 +199,11 @@ impl JobRecord {
 
     /// Counts a URL found but not admitted.
     pub fn add_excluded(&mut self, reason: &str) {
-        self.add_excluded_many(reason, 1);
+        self.add_excluded_n(reason, 1);
     }
 
     /// Counts `n` URLs found but not admitted, for one reason.
-    pub fn add_excluded_many(&mut self, reason: &str, n: u64) {
+    pub fn add_excluded_n(&mut self, reason: &str, n: u64) {
         if n > 0 {
             *self.progress.excluded.entry(reason.to_owned()).or_default() += n;
         }

@@ -30,6 +30,7 @@ pub use page::{
 };
 pub use request::{
     CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, SitemapMode, WwwPolicy,
+    DEFAULT_MAX_LINKS_PER_PAGE,
 };
 pub use source::{PageBatch, PageState, SourceId, SourceRecord};
 pub use traits::*;

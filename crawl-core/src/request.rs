@@ -23,7 +23,14 @@ pub struct Guardrails {
     pub max_rate: f64,
     /// Largest concurrency accepted. Default 50.
     pub max_concurrency: usize,
+    /// Largest `max_links_per_page` accepted. Default [`DEFAULT_MAX_LINKS_PER_PAGE`].
+    pub max_links_per_page: u32,
 }
+
+/// Links taken from one page by default (the rest are counted as excluded
+/// `links_per_page`): far more than any real navigation, small enough that a page with
+/// hundreds of thousands of links costs a few megabytes.
+pub const DEFAULT_MAX_LINKS_PER_PAGE: u32 = 5_000;
 
 impl Default for Guardrails {
     fn default() -> Self {
@@ -32,6 +39,7 @@ impl Default for Guardrails {
             max_pages: 500,
             max_rate: 2.0,
             max_concurrency: 50,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
         }
     }
 }
@@ -44,6 +52,7 @@ impl Guardrails {
             max_pages: u32::MAX,
             max_rate: f64::INFINITY,
             max_concurrency: 1024,
+            max_links_per_page: u32::MAX,
         }
     }
 
@@ -147,10 +156,18 @@ pub struct CrawlRequest {
     /// Whether sitemaps add URLs to the crawl.
     #[serde(default)]
     pub sitemap: SitemapMode,
+    /// Links taken from one page, in document order, after the scope check and per-page
+    /// dedup; the rest are counted as excluded `links_per_page` and never looked up.
+    #[serde(default = "default_links_per_page")]
+    pub max_links_per_page: u32,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn default_links_per_page() -> u32 {
+    DEFAULT_MAX_LINKS_PER_PAGE
 }
 
 /// The user agent kb-crawl sends by default; its product token is `kb-crawl`.
@@ -183,6 +200,7 @@ impl CrawlRequest {
             include: Vec::new(),
             exclude: Vec::new(),
             sitemap: SitemapMode::default(),
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             guardrails: Guardrails::default(),
         }
     }
@@ -215,6 +233,7 @@ impl CrawlRequest {
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             sitemap: self.sitemap,
+            max_links_per_page: self.max_links_per_page,
             guardrails: *guardrails,
         };
         b.build().map(|_| ())
@@ -243,6 +262,7 @@ pub struct CrawlRequestBuilder {
     include: Vec<String>,
     exclude: Vec<String>,
     sitemap: SitemapMode,
+    max_links_per_page: u32,
     guardrails: Guardrails,
 }
 
@@ -342,6 +362,11 @@ impl CrawlRequestBuilder {
         self.sitemap = mode;
         self
     }
+    /// Links taken from one page (default [`DEFAULT_MAX_LINKS_PER_PAGE`]).
+    pub fn max_links_per_page(mut self, n: u32) -> Self {
+        self.max_links_per_page = n;
+        self
+    }
     /// The limits to validate against (default: depth 5, pages 500).
     pub fn guardrails(mut self, g: Guardrails) -> Self {
         self.guardrails = g;
@@ -409,6 +434,12 @@ impl CrawlRequestBuilder {
         if self.user_agent.trim().is_empty() || self.user_agent.contains(['\r', '\n']) {
             return Err(Error::invalid("userAgent: must be one non-empty line"));
         }
+        if self.max_links_per_page == 0 || self.max_links_per_page > g.max_links_per_page {
+            return Err(Error::invalid(format!(
+                "maxLinksPerPage: {} is outside 1..={}",
+                self.max_links_per_page, g.max_links_per_page
+            )));
+        }
         if let Some(p) = &self.path_prefix {
             if !p.starts_with('/') {
                 return Err(Error::invalid("pathPrefix: must start with '/'"));
@@ -445,6 +476,7 @@ impl CrawlRequestBuilder {
             include: self.include,
             exclude: self.exclude,
             sitemap: self.sitemap,
+            max_links_per_page: self.max_links_per_page,
         })
     }
 }

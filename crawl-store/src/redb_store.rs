@@ -18,8 +18,8 @@ use async_trait::async_trait;
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::memory::DEFAULT_DEDUP_TTL;
 use crawl_core::{
-    Admit, Candidate, Capabilities, CrawlLedger, DedupStore, Error, ErrorKind, Frontier,
-    FrontierEntry, JobId, JobRecord, JobStatus, JobStore, PageOutcome, Result,
+    Admit, Candidate, Capabilities, CrawlLedger, DedupStore, Error, ErrorKind, ExcludedCounts,
+    Frontier, FrontierEntry, JobId, JobRecord, JobStatus, JobStore, PageOutcome, Result,
 };
 use redb::{
     Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction,
@@ -108,7 +108,7 @@ impl RedbStore {
                     .with_backend("RedbStore")
             })?;
         }
-        let db = Database::builder()
+        let mut db = Database::builder()
             .set_cache_size(2 << 20)
             .create(&path)
             .map_err(db_err)?;
@@ -122,6 +122,7 @@ impl RedbStore {
             tx.open_table(SEQ).map_err(db_err)?;
         }
         tx.commit().map_err(db_err)?;
+        sweep_ended_jobs(&mut db)?;
         Ok(RedbStore {
             db: Arc::new(db),
             path,
@@ -219,17 +220,64 @@ fn save_job(tx: &WriteTransaction, r: &JobRecord) -> Result<()> {
 }
 
 fn dedup_insert(tx: &WriteTransaction, job: &JobId, key: &str, now: i64, exp: i64) -> Result<bool> {
-    let mut t = tx.open_table(DEDUP).map_err(db_err)?;
-    let key = k(job, key);
-    let live = t
-        .get(key.as_str())
-        .map_err(db_err)?
-        .is_some_and(|v| v.value() > now);
-    if live {
+    if dedup_live(tx, job, key, now)? {
         return Ok(false);
     }
-    t.insert(key.as_str(), exp).map_err(db_err)?;
+    let mut t = tx.open_table(DEDUP).map_err(db_err)?;
+    t.insert(k(job, key).as_str(), exp).map_err(db_err)?;
     Ok(true)
+}
+
+fn dedup_live(tx: &WriteTransaction, job: &JobId, key: &str, now: i64) -> Result<bool> {
+    let t = tx.open_table(DEDUP).map_err(db_err)?;
+    let live = t
+        .get(k(job, key).as_str())
+        .map_err(db_err)?
+        .is_some_and(|v| v.value() > now);
+    Ok(live)
+}
+
+/// Removes a job's frontier (queue, leases, done marks, sequence) and dedup records.
+fn remove_crawl_state(tx: &WriteTransaction, job: &JobId) -> Result<usize> {
+    let mut n = 0;
+    for def in [QUEUE, LEASED] {
+        n += remove_range(tx, def, job)?;
+    }
+    n += remove_range(tx, DONE, job)?;
+    n += remove_range(tx, DEDUP, job)?;
+    tx.open_table(SEQ)
+        .map_err(db_err)?
+        .remove(job.as_str())
+        .map_err(db_err)?;
+    Ok(n)
+}
+
+/// Drops the crawl state of every job that has ended (a process that stopped between a
+/// job's end and its state's removal, or a file written by an older version); compacts
+/// the file when anything was removed. Returns the entries removed.
+fn sweep_ended_jobs(db: &mut Database) -> Result<usize> {
+    let tx = db.begin_write().map_err(db_err)?;
+    let ended: Vec<JobId> = {
+        let t = tx.open_table(JOBS).map_err(db_err)?;
+        let mut v = Vec::new();
+        for row in t.iter().map_err(db_err)? {
+            let (_, bytes) = row.map_err(db_err)?;
+            let r: JobRecord = serde_json::from_slice(bytes.value()).map_err(json_err)?;
+            if r.status.is_final() {
+                v.push(r.id);
+            }
+        }
+        v
+    };
+    let mut removed = 0;
+    for job in &ended {
+        removed += remove_crawl_state(&tx, job)?;
+    }
+    tx.commit().map_err(db_err)?;
+    if removed > 0 {
+        db.compact().map_err(db_err)?;
+    }
+    Ok(removed)
 }
 
 fn queue_push(tx: &WriteTransaction, job: &JobId, entries: &[FrontierEntry]) -> Result<()> {
@@ -504,12 +552,14 @@ impl JobStore for RedbStore {
         .await
     }
 
-    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
+    async fn record_excluded_counts(&self, job: &JobId, counts: &ExcludedCounts) -> Result<()> {
         let job = job.clone();
-        let reason = reason.to_owned();
+        let counts = counts.clone();
         self.write(move |tx| {
             let mut r = load_job(tx, &job)?;
-            r.add_excluded_many(&reason, n);
+            for (reason, n) in &counts {
+                r.add_excluded_n(reason, *n);
+            }
             save_job(tx, &r)
         })
         .await
@@ -549,11 +599,7 @@ impl JobStore for RedbStore {
             if !removed {
                 return Err(Error::new(ErrorKind::NotFound, format!("no job {job}")));
             }
-            for def in [QUEUE, LEASED] {
-                remove_range(tx, def, &job)?;
-            }
-            remove_range(tx, DONE, &job)?;
-            remove_range(tx, DEDUP, &job)?;
+            remove_crawl_state(tx, &job)?;
             Ok(())
         })
         .await
@@ -574,17 +620,23 @@ impl CrawlLedger for RedbStore {
             let mut r = load_job(tx, &job)?;
             let mut out = Vec::with_capacity(candidates.len());
             let mut queue = Vec::new();
+            let mut spent = r.progress.pages_total >= u64::from(r.request.max_pages);
             for c in candidates {
-                let a = if !dedup_insert(tx, &job, &c.key, now, exp)? {
+                let a = if dedup_live(tx, &job, &c.key, now)? {
                     Admit::Seen
+                } else if spent {
+                    // Past the budget: looked up, never inserted (the trait's contract).
+                    Admit::OverBudget
                 } else if let Some(reason) = &c.excluded {
+                    dedup_insert(tx, &job, &c.key, now, exp)?;
                     r.add_excluded(reason);
                     Admit::Excluded
                 } else if r.try_reserve_page() {
+                    dedup_insert(tx, &job, &c.key, now, exp)?;
                     queue.push(c.entry);
                     Admit::Admitted
                 } else {
-                    r.add_excluded("max_pages");
+                    spent = true;
                     Admit::OverBudget
                 };
                 out.push(a);
@@ -596,10 +648,17 @@ impl CrawlLedger for RedbStore {
         .await
     }
 
-    async fn finish_page(&self, job: &JobId, url: &Url, outcome: &PageOutcome) -> Result<()> {
+    async fn finish_page(
+        &self,
+        job: &JobId,
+        url: &Url,
+        outcome: &PageOutcome,
+        excluded: &ExcludedCounts,
+    ) -> Result<()> {
         let job = job.clone();
         let key = k(&job, url.as_str());
         let o = outcome.clone();
+        let excluded = excluded.clone();
         self.write(move |tx| {
             let mut done = tx.open_table(DONE).map_err(db_err)?;
             if done.get(key.as_str()).map_err(db_err)?.is_some() {
@@ -613,6 +672,9 @@ impl CrawlLedger for RedbStore {
                 .map_err(db_err)?;
             let mut r = load_job(tx, &job)?;
             r.apply_outcome(&o);
+            for (reason, n) in &excluded {
+                r.add_excluded_n(reason, *n);
+            }
             save_job(tx, &r)
         })
         .await
@@ -684,13 +746,124 @@ mod tests {
         assert_eq!(s.requeue_leased(&id).await.unwrap(), 1);
         let e = s.pop(&id).await.unwrap().unwrap();
         assert_eq!(e.url, a, "requeued entry keeps its place");
-        s.finish_page(&id, &a, &PageOutcome::Stored).await.unwrap();
-        s.finish_page(&id, &a, &PageOutcome::Stored).await.unwrap();
+        let none = ExcludedCounts::new();
+        s.finish_page(&id, &a, &PageOutcome::Stored, &none)
+            .await
+            .unwrap();
+        s.finish_page(&id, &a, &PageOutcome::Stored, &none)
+            .await
+            .unwrap();
         let p = s.get(&id).await.unwrap().unwrap().progress;
         assert_eq!((p.pages_total, p.pages_processed, p.stored), (2, 1, 1));
         assert!(
             !s.insert(&id, "example.com/a").await.unwrap(),
             "dedup lost on reopen"
         );
+    }
+
+    /// Entries of `def` that belong to `job`.
+    fn entries<V: redb::Value + 'static>(
+        s: &RedbStore,
+        def: TableDefinition<&str, V>,
+        job: &JobId,
+    ) -> usize {
+        let (lo, hi) = range(job);
+        let tx = s.db.begin_read().unwrap();
+        let t = tx.open_table(def).unwrap();
+        t.range(lo.as_str()..hi.as_str()).unwrap().count()
+    }
+
+    fn cands(prefix: &str, n: usize) -> Vec<Candidate> {
+        (0..n)
+            .map(|i| {
+                let u = Url::parse(&format!("https://example.com/{prefix}/{i}")).unwrap();
+                Candidate::new(
+                    format!("example.com/{prefix}/{i}"),
+                    FrontierEntry::new(u, 1),
+                    None,
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn links_past_the_budget_leave_no_dedup_record_and_count_once_per_page_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = RedbStore::open(dir.path().join("state.redb")).unwrap();
+        let req = crawl_core::CrawlRequest::builder("https://example.com/")
+            .max_pages(3)
+            .build()
+            .unwrap();
+        let rec = JobRecord::new(JobId::new(), req, time::OffsetDateTime::now_utc());
+        let id = rec.id.clone();
+        s.create(&rec).await.unwrap();
+        // The budget is spent in the first batch: 3 admitted, 9,997 over it.
+        let first = s.admit(&id, cands("a", 10_000)).await.unwrap();
+        assert_eq!(first.iter().filter(|a| **a == Admit::Admitted).count(), 3);
+        assert_eq!(
+            first.iter().filter(|a| **a == Admit::OverBudget).count(),
+            9_997
+        );
+        // Spent from the start: known URLs are seen, new ones over budget, none stored.
+        let second = s.admit(&id, cands("b", 10_000)).await.unwrap();
+        assert!(second.iter().all(|a| *a == Admit::OverBudget));
+        let known = s.admit(&id, cands("a", 2)).await.unwrap();
+        assert_eq!(known, [Admit::Seen, Admit::Seen]);
+        assert_eq!(entries(&s, DEDUP, &id), 3, "one record per admitted page");
+        assert_eq!(entries(&s, QUEUE, &id), 3);
+        // Counted when the page that found them ends, once however often it is finished.
+        let e = s.pop(&id).await.unwrap().unwrap();
+        let counts: ExcludedCounts = [("max_pages".to_owned(), 9_997)].into_iter().collect();
+        s.finish_page(&id, &e.url, &PageOutcome::Stored, &counts)
+            .await
+            .unwrap();
+        s.finish_page(&id, &e.url, &PageOutcome::Stored, &counts)
+            .await
+            .unwrap();
+        let p = s.get(&id).await.unwrap().unwrap().progress;
+        assert_eq!(p.excluded.get("max_pages"), Some(&9_997));
+        assert_eq!(p.pages_total, 3);
+    }
+
+    #[tokio::test]
+    async fn an_ended_jobs_crawl_state_is_dropped_on_reopen_and_the_file_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let req = crawl_core::CrawlRequest::builder("https://example.com/")
+            .max_pages(20_000)
+            .guardrails(crawl_core::Guardrails::lifted())
+            .build()
+            .unwrap();
+        let ended = JobRecord::new(JobId::new(), req.clone(), time::OffsetDateTime::now_utc());
+        let running = JobRecord::new(JobId::new(), req, time::OffsetDateTime::now_utc());
+        let big = {
+            let s = RedbStore::open(&path).unwrap();
+            for r in [&ended, &running] {
+                s.create(r).await.unwrap();
+            }
+            s.admit(&ended.id, cands("a", 20_000)).await.unwrap();
+            s.admit(&running.id, cands("a", 10)).await.unwrap();
+            s.finish(&ended.id, JobStatus::Completed, None)
+                .await
+                .unwrap();
+            // ended here without clearing the job (the process stopped)
+            assert_eq!(entries(&s, DEDUP, &ended.id), 20_000);
+            std::fs::metadata(&path).unwrap().len()
+        };
+        let s = RedbStore::open(&path).unwrap();
+        assert_eq!(entries(&s, DEDUP, &ended.id), 0);
+        assert_eq!(entries(&s, QUEUE, &ended.id), 0);
+        assert_eq!(
+            entries(&s, DEDUP, &running.id),
+            10,
+            "a running job keeps its state"
+        );
+        assert_eq!(entries(&s, QUEUE, &running.id), 10);
+        assert!(
+            s.get(&ended.id).await.unwrap().is_some(),
+            "the record stays"
+        );
+        let small = std::fs::metadata(&path).unwrap().len();
+        assert!(small < big / 2, "compacted: {big} -> {small} bytes");
     }
 }

@@ -468,6 +468,36 @@ impl JobStore for DynamoJobStore {
         Ok(())
     }
 
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &std::collections::BTreeMap<String, u64>,
+    ) -> Result<()> {
+        let counts: Vec<(&String, &u64)> = counts.iter().filter(|(_, c)| **c > 0).collect();
+        if counts.is_empty() {
+            return Ok(());
+        }
+        // One UpdateItem for all reasons: the counts change together.
+        let sets: Vec<String> = (0..counts.len())
+            .map(|i| format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"))
+            .collect();
+        self.update(job, |mut r| {
+            r = r
+                .update_expression(format!("SET {}", sets.join(", ")))
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#m", EXCLUDED)
+                .expression_attribute_values(":zero", n(0));
+            for (i, (reason, c)) in counts.iter().enumerate() {
+                r = r
+                    .expression_attribute_names(format!("#r{i}"), reason.as_str())
+                    .expression_attribute_values(format!(":n{i}"), n(**c));
+            }
+            r
+        })
+        .await?;
+        Ok(())
+    }
+
     async fn finish(
         &self,
         job: &JobId,

@@ -18,8 +18,8 @@ use aws_sdk_dynamodb::error::{BuildError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, Put, PutRequest, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem, Update, WriteRequest,
+    AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
 };
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
@@ -27,7 +27,7 @@ use crawl_core::{Candidate, Error, ErrorKind, FrontierEntry, JobId, PageOutcome,
 use futures::{StreamExt, TryStreamExt};
 
 use super::dedup::{
-    sort_key, BATCH, BATCH_GET, EXPIRES as DEDUP_EXPIRES, KEY as DEDUP_KEY, PK as DEDUP_PK,
+    sort_key, BATCH_GET, EXPIRES as DEDUP_EXPIRES, KEY as DEDUP_KEY, PK as DEDUP_PK,
     SK as DEDUP_SK, UNPROCESSED_ROUNDS,
 };
 use super::jobs::{
@@ -64,7 +64,6 @@ pub(crate) struct LevelAdmission {
 /// step either happens whole or can be run again with the same result.
 #[derive(Debug, Clone)]
 pub(crate) struct LevelLedger {
-    dedup: DynamoDedup,
     client: Client,
     dedup_table: String,
     jobs_table: String,
@@ -107,7 +106,6 @@ impl LevelLedger {
     /// tables live in one account and region).
     pub(crate) fn new(dedup: &DynamoDedup, jobs: &DynamoJobStore) -> Self {
         LevelLedger {
-            dedup: dedup.clone(),
             client: dedup.client().clone(),
             dedup_table: dedup.table().to_owned(),
             jobs_table: jobs.table().to_owned(),
@@ -274,11 +272,11 @@ impl LevelLedger {
     }
 
     /// Claims keys for `level` once the budget is spent: records are read in batches of
-    /// [`BATCH_GET`] and the missing ones written in batches of [`BATCH`], instead of one
-    /// conditional put each. Unconditional writes are safe here: no page can be reserved
-    /// any more (`pages_total` only grows), so the only other writer of these records is
-    /// another run of this same plan step, which writes the same record (this level, not
-    /// reserved).
+    /// [`BATCH_GET`], and nothing is written: no page can be reserved any more
+    /// (`pages_total` only grows), so a URL past the budget needs no record — it is only
+    /// counted (once per level that links to it), and a page with thousands of links costs
+    /// reads, not a write per link. A re-run of the level reads the same records and counts
+    /// the same (the level's counts are added once, see `count_excluded_once`).
     async fn claim_spent(&self, job: &JobId, level: u32, keys: Vec<String>) -> Result<Vec<Claim>> {
         let sort_keys: Vec<String> = keys.iter().map(|k| sort_key(k)).collect();
         let found: Vec<Item> =
@@ -296,39 +294,14 @@ impl LevelLedger {
             .filter(|i| get_n::<i64>(i, DEDUP_EXPIRES).is_some_and(|exp| exp > now))
             .filter_map(|i| Some((i.get(DEDUP_SK)?.as_s().ok()?.as_str(), i)))
             .collect();
-        let mut claims = Vec::with_capacity(keys.len());
-        let mut writes = Vec::new();
-        for (key, sk) in keys.iter().zip(&sort_keys) {
-            claims.push(match by_sk.get(sk.as_str()) {
+        Ok(keys
+            .iter()
+            .zip(&sort_keys)
+            .map(|(_, sk)| match by_sk.get(sk.as_str()) {
                 Some(old) => claim_of(old, level),
-                None => {
-                    let put = self.dedup_put(
-                        job,
-                        key,
-                        &[(LEVEL, n(level)), (RESERVED, AttributeValue::Bool(false))],
-                    )?;
-                    let req = PutRequest::builder()
-                        .set_item(Some(put.item().clone()))
-                        .build();
-                    writes.push(
-                        WriteRequest::builder()
-                            .put_request(self.built(req)?)
-                            .build(),
-                    );
-                    Claim::Ours { reserved: false }
-                }
-            });
-        }
-        let batches: Vec<Vec<WriteRequest>> = writes.chunks(BATCH).map(<[_]>::to_vec).collect();
-        futures::stream::iter(batches)
-            .map(|b| {
-                let dedup = self.dedup.clone();
-                async move { dedup.write_batch(b).await }
+                None => Claim::Ours { reserved: false },
             })
-            .buffer_unordered(BATCH_CONCURRENCY)
-            .try_collect::<Vec<()>>()
-            .await?;
-        Ok(claims)
+            .collect())
     }
 
     /// Reads the job's dedup records with these sort keys (those that exist).
@@ -433,13 +406,18 @@ impl LevelLedger {
         job: &JobId,
         level: u32,
         candidates: Vec<Candidate>,
+        extra: BTreeMap<String, u64>,
     ) -> Result<LevelAdmission> {
         let mut seen = HashSet::with_capacity(candidates.len());
         let candidates: Vec<Candidate> = candidates
             .into_iter()
             .filter(|c| seen.insert(c.key.clone()))
             .collect();
-        let mut out = LevelAdmission::default();
+        let mut out = LevelAdmission {
+            excluded: extra,
+            ..LevelAdmission::default()
+        };
+        out.excluded.retain(|_, n| *n > 0);
         let mut spent = self.budget_spent(job).await?;
         let mut rest = candidates.into_iter().peekable();
         while rest.peek().is_some() {
@@ -610,25 +588,31 @@ mod tests {
         };
         let (ledger, jobs, job) = ledger(&ep, 3).await;
         let level0 = ledger
-            .admit_level(&job, 0, candidates(0, &["a"]))
+            .admit_level(&job, 0, candidates(0, &["a"]), BTreeMap::new())
             .await
             .unwrap();
         assert_eq!(paths(&level0), ["/a"]);
         let c = candidates(1, &["a", "b", "private", "c", "d", "e"]);
-        let first = ledger.admit_level(&job, 1, c.clone()).await.unwrap();
+        let first = ledger
+            .admit_level(&job, 1, c.clone(), BTreeMap::new())
+            .await
+            .unwrap();
         assert_eq!(paths(&first), ["/b", "/c"]);
         let want: BTreeMap<String, u64> =
             [("max_pages".into(), 2), ("robots_disallowed".into(), 1)].into();
         assert_eq!(first.excluded, want);
         // A re-run (the first run's list was never written): same pages, nothing counted twice.
-        let again = ledger.admit_level(&job, 1, c).await.unwrap();
+        let again = ledger
+            .admit_level(&job, 1, c, BTreeMap::new())
+            .await
+            .unwrap();
         assert_eq!(again, first);
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
         assert_eq!(p.pages_total, 3);
         assert_eq!(p.excluded, want);
         // The next level sees all of them as already known.
         let next = ledger
-            .admit_level(&job, 2, candidates(2, &["b", "c", "d"]))
+            .admit_level(&job, 2, candidates(2, &["b", "c", "d"]), BTreeMap::new())
             .await
             .unwrap();
         assert_eq!(next, LevelAdmission::default());
@@ -641,7 +625,7 @@ mod tests {
         };
         let (ledger, jobs, job) = ledger(&ep, 3).await;
         ledger
-            .admit_level(&job, 0, candidates(0, &["a"]))
+            .admit_level(&job, 0, candidates(0, &["a"]), BTreeMap::new())
             .await
             .unwrap();
         // More than one chunk: the budget is spent in the first, the rest go in batches.
@@ -650,7 +634,7 @@ mod tests {
         level1.extend(names.iter().map(String::as_str));
         level1.push("private-2");
         let first = ledger
-            .admit_level(&job, 1, candidates(1, &level1))
+            .admit_level(&job, 1, candidates(1, &level1), BTreeMap::new())
             .await
             .unwrap();
         assert_eq!(paths(&first), ["/p0", "/p1"]);
@@ -658,7 +642,7 @@ mod tests {
             [("max_pages".into(), 298), ("robots_disallowed".into(), 2)].into();
         assert_eq!(first.excluded, want);
         let again = ledger
-            .admit_level(&job, 1, candidates(1, &level1))
+            .admit_level(&job, 1, candidates(1, &level1), BTreeMap::new())
             .await
             .unwrap();
         assert_eq!(again, first);
@@ -668,6 +652,7 @@ mod tests {
                 &job,
                 2,
                 candidates(2, &["p5", "q1", "a", "q2", "private-1"]),
+                BTreeMap::new(),
             )
             .await
             .unwrap();
@@ -677,6 +662,67 @@ mod tests {
         assert_eq!(p.pages_total, 3);
         assert_eq!(p.excluded.get("max_pages"), Some(&300));
         assert_eq!(p.excluded.get("robots_disallowed"), Some(&2));
+    }
+
+    /// Dedup records of `job` (claims and markers).
+    async fn records(ledger: &LevelLedger, job: &JobId) -> i32 {
+        let out = ledger
+            .client
+            .query()
+            .table_name(&ledger.dedup_table)
+            .key_condition_expression("#pk = :pk")
+            .expression_attribute_names("#pk", DEDUP_PK)
+            .expression_attribute_values(":pk", s(job.as_str()))
+            .select(aws_sdk_dynamodb::types::Select::Count)
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+        out.count()
+    }
+
+    #[tokio::test]
+    async fn past_the_budget_a_level_writes_no_record_per_link() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let (ledger, jobs, job) = ledger(&ep, 3).await;
+        ledger
+            .admit_level(&job, 0, candidates(0, &["a"]), BTreeMap::new())
+            .await
+            .unwrap();
+        let names: Vec<String> = (0..2_000).map(|i| format!("p{i}")).collect();
+        let level1: Vec<&str> = names.iter().map(String::as_str).collect();
+        let extra: BTreeMap<String, u64> = [("links_per_page".into(), 40)].into();
+        let first = ledger
+            .admit_level(&job, 1, candidates(1, &level1), extra.clone())
+            .await
+            .unwrap();
+        assert_eq!(paths(&first), ["/p0", "/p1"]);
+        // Root, the first chunk claimed one by one while pages could still be reserved,
+        // and the level's counted-once marker: nothing for the 1,936 links after.
+        let n = records(&ledger, &job).await;
+        assert_eq!(n, 1 + CHUNK as i32 + 1, "{n} records");
+        let again = ledger
+            .admit_level(&job, 1, candidates(1, &level1), extra)
+            .await
+            .unwrap();
+        assert_eq!(again, first);
+        let names2: Vec<String> = (0..2_000).map(|i| format!("q{i}")).collect();
+        let level2: Vec<&str> = names2.iter().map(String::as_str).collect();
+        let second = ledger
+            .admit_level(&job, 2, candidates(2, &level2), BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(second.excluded, [("max_pages".into(), 2_000)].into());
+        assert_eq!(
+            records(&ledger, &job).await,
+            n + 1,
+            "only the level's marker"
+        );
+        let p = jobs.get(&job).await.unwrap().unwrap().progress;
+        assert_eq!(p.excluded.get("max_pages"), Some(&(1_998 + 2_000)));
+        assert_eq!(p.excluded.get("links_per_page"), Some(&40));
     }
 
     #[tokio::test]
@@ -694,7 +740,10 @@ mod tests {
             );
         }
         assert!(ledger.reserve(&job, &c[1].key, 1).await.unwrap());
-        let retry = ledger.admit_level(&job, 1, c).await.unwrap();
+        let retry = ledger
+            .admit_level(&job, 1, c, BTreeMap::new())
+            .await
+            .unwrap();
         assert_eq!(paths(&retry), ["/a", "/b", "/c"]);
         assert_eq!(
             jobs.get(&job).await.unwrap().unwrap().progress.pages_total,
@@ -709,7 +758,7 @@ mod tests {
         };
         let (ledger, jobs, job) = ledger(&ep, 10).await;
         ledger
-            .admit_level(&job, 0, candidates(0, &["a", "b"]))
+            .admit_level(&job, 0, candidates(0, &["a", "b"]), BTreeMap::new())
             .await
             .unwrap();
         let stored = PageOutcome::Stored;

@@ -73,6 +73,10 @@ pub struct PageReport {
     pub links: Vec<Url>,
     /// Whether `links` is not empty.
     pub has_links: bool,
+    /// In-scope links of the page beyond the request's `max_links_per_page` (dropped, and
+    /// counted as excluded `links_per_page` by the plan step).
+    #[serde(default)]
+    pub links_over_cap: u64,
 }
 
 /// The mark-failed handler's event: the failing state's input plus the caught error.

@@ -4,6 +4,7 @@
 //! counts go through the [`LevelLedger`](crate::dynamo::LevelLedger), whose steps are
 //! transactions that a re-run after a crash repeats with the same result.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crawl_core::engine::{process_page, strip_site_template, PageContext, TemplateOptions};
@@ -55,14 +56,19 @@ fn level_state(svc: &Services, job: &JobId, level: u32, n: usize) -> HResult<Lev
 }
 
 /// Admits candidates for `level` through the [`LevelLedger`](crate::dynamo::LevelLedger):
-/// dedup, page budget and exclusion counts; returns the level's pages, the same on a re-run.
+/// dedup, page budget and exclusion counts (plus `extra` ones, counted with them once);
+/// returns the level's pages, the same on a re-run.
 async fn admit(
     svc: &Services,
     job: &JobId,
     level: u32,
     candidates: Vec<crawl_core::Candidate>,
+    extra: BTreeMap<String, u64>,
 ) -> HResult<Vec<PageItem>> {
-    let admission = svc.ledger.admit_level(job, level, candidates).await?;
+    let admission = svc
+        .ledger
+        .admit_level(job, level, candidates, extra)
+        .await?;
     Ok(admission
         .admitted
         .into_iter()
@@ -124,7 +130,7 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
         .unwrap_or_default();
     put_json(&svc.sink, &job, ROBOTS_NAME, &robots).await?;
-    let items = admit(svc, &job, 0, vec![candidate]).await?;
+    let items = admit(svc, &job, 0, vec![candidate], BTreeMap::new()).await?;
     put_json(&svc.sink, &job, &level_name(0), &items).await?;
     level_state(svc, &job, 0, items.len())
 }
@@ -143,6 +149,7 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
             outcome: "cancelled".into(),
             links: Vec::new(),
             has_links: false,
+            links_over_cap: 0,
         });
     }
     let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
@@ -164,6 +171,7 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
         },
         has_links: !r.links.is_empty(),
         links: r.links,
+        links_over_cap: r.links_over_cap,
     };
     let name = report_name(item.depth, &ctx.key(&entry.url));
     put_json(&svc.sink, &job, &name, &report).await?;
@@ -202,6 +210,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         .try_collect()
         .await?;
     let mut links = Vec::new();
+    let mut over_cap = 0u64;
     for (key, report) in reports {
         let outcome = match &report {
             Some(r) if r.outcome == "stored" => PageOutcome::Stored,
@@ -212,6 +221,7 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         svc.ledger.record_page_once(&job, &marker, &outcome).await?;
         if let Some(r) = report {
             links.extend(r.links);
+            over_cap += r.links_over_cap;
         }
     }
     let next = st.level + 1;
@@ -219,7 +229,11 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         Some(done) => done,
         None => {
             let candidates = ctx.link_candidates(&links, next).await?;
-            let admitted = admit(svc, &job, next, candidates).await?;
+            let mut extra = BTreeMap::new();
+            if over_cap > 0 {
+                extra.insert("links_per_page".to_owned(), over_cap);
+            }
+            let admitted = admit(svc, &job, next, candidates, extra).await?;
             put_json(&svc.sink, &job, &level_name(next), &admitted).await?;
             admitted
         }

@@ -13,7 +13,7 @@ use super::context::PageContext;
 use super::Inner;
 use crate::error::Result;
 use crate::sitemap::{SitemapReport, SitemapTarget, SitemapUrl};
-use crate::traits::Admit;
+use crate::traits::{over_budget_counts, Admit, ExcludedCounts};
 
 /// The depth sitemap URLs are admitted at: as if the root linked to them.
 pub(super) const SITEMAP_DEPTH: u32 = 1;
@@ -60,16 +60,22 @@ impl Admission {
         Ok(report)
     }
 
-    /// Admits the links found on a page, at `depth`.
-    pub(super) async fn admit_links(&self, links: &[Url], depth: u32) -> Result<()> {
+    /// Admits the links found on a page, at `depth`; returns the exclusions left to count
+    /// when the page is finished (its links past the page budget).
+    pub(super) async fn admit_links(&self, links: &[Url], depth: u32) -> Result<ExcludedCounts> {
         if links.is_empty() {
-            return Ok(());
+            return Ok(ExcludedCounts::new());
         }
         let candidates = self.ctx.link_candidates(links, depth).await?;
-        if !candidates.is_empty() {
-            self.inner.ledger.admit(&self.ctx.job, candidates).await?;
+        if candidates.is_empty() {
+            return Ok(ExcludedCounts::new());
         }
-        Ok(())
+        let results = self
+            .inner
+            .ledger
+            .admit(&self.ctx.job, candidates.clone())
+            .await?;
+        Ok(over_budget_counts(&candidates, &results))
     }
 }
 

@@ -174,6 +174,33 @@ impl PageContext {
         ))
     }
 
+    /// The links of a page the job takes: normalized, in scope, one per dedup key, in
+    /// document order, at most the request's `max_links_per_page`; and how many more
+    /// in-scope links the page had (dropped unlooked-at, so a page with a million links
+    /// costs no more dedup lookups or records than one at the cap).
+    pub fn page_links<'a>(&self, links: impl IntoIterator<Item = &'a Url>) -> (Vec<Url>, u64) {
+        let cap = self.request.max_links_per_page as usize;
+        let mut seen = HashSet::new();
+        let mut kept = Vec::new();
+        let mut over = 0u64;
+        for link in links {
+            let Some(u) = normalize(link) else { continue };
+            if !self.gate.scope().contains(&u) {
+                continue;
+            }
+            if kept.len() >= cap {
+                // Past the cap only the count matters: no key is kept for dedup, so a
+                // link repeated past the cap counts each time it appears.
+                over += 1;
+                continue;
+            }
+            if seen.insert(self.key(&u)) {
+                kept.push(u);
+            }
+        }
+        (kept, over)
+    }
+
     /// The candidates for links found on a page, at `depth`: normalized, in scope, one per
     /// dedup key, each with its exclusion reason. Empty past the request's `max_depth`.
     pub async fn link_candidates(&self, links: &[Url], depth: u32) -> Result<Vec<Candidate>> {

@@ -10,7 +10,7 @@ use url::Url;
 
 use super::context::PageContext;
 use crate::error::{Error, ErrorKind, Result};
-use crate::extract::{decode_html, extract, Extracted};
+use crate::extract::{decode_html, extract, ExtractOptions, Extracted};
 use crate::job::PageOutcome;
 use crate::page::{Document, DocumentMeta, FetchPath, FetchRequest, RenderRequest, WaitStrategy};
 use crate::request::RenderMode;
@@ -20,6 +20,74 @@ use crate::url::normalize;
 /// Redirect hops followed for one page.
 pub(super) const MAX_REDIRECTS: usize = 10;
 
+/// Pages larger than this are extracted one at a time in the process: extracting a page
+/// costs about 25 times its size at its peak (a 6 MB page of 300,000 links, 170 MB), so
+/// several at once would multiply that; ordinary pages never wait.
+const BIG_PAGE: usize = 1 << 20;
+
+/// The one permit for extracting a [`BIG_PAGE`].
+static BIG_EXTRACTION: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// Waits for the big-page permit when `html` is a big page.
+async fn big_page_permit(html: &str) -> Option<tokio::sync::SemaphorePermit<'static>> {
+    if html.len() > BIG_PAGE {
+        BIG_EXTRACTION.acquire().await.ok()
+    } else {
+        None
+    }
+}
+
+type BigJob = (
+    String,
+    Url,
+    ExtractOptions,
+    tokio::sync::oneshot::Sender<Extracted>,
+);
+
+/// The thread big pages are extracted on: one thread, so the memory of one extraction is
+/// reused by the next instead of each runtime worker's allocator arena keeping its own
+/// peak. `None` when the thread could not be started (pages are then extracted in place).
+fn big_page_thread() -> Option<&'static std::sync::mpsc::Sender<BigJob>> {
+    static THREAD: std::sync::OnceLock<Option<std::sync::mpsc::Sender<BigJob>>> =
+        std::sync::OnceLock::new();
+    THREAD
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<BigJob>();
+            std::thread::Builder::new()
+                .name("kb-crawl-extract".into())
+                .spawn(move || {
+                    for (html, url, opts, reply) in rx {
+                        let ex = extract(&html, &url, &opts);
+                        drop(html);
+                        let _ = reply.send(ex);
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+/// Extracts `html` (fetched from `url`); a big page on the big-page thread.
+async fn extract_page(html: String, url: &Url, opts: &ExtractOptions) -> Extracted {
+    if html.len() > BIG_PAGE {
+        if let Some(thread) = big_page_thread() {
+            let (reply, done) = tokio::sync::oneshot::channel();
+            match thread.send((html, url.clone(), opts.clone(), reply)) {
+                Ok(()) => {
+                    if let Ok(ex) = done.await {
+                        return ex;
+                    }
+                    // The thread died (a panic): the page goes without content.
+                    return Extracted::default();
+                }
+                Err(std::sync::mpsc::SendError((html, ..))) => return extract(&html, url, opts),
+            }
+        }
+    }
+    extract(&html, url, opts)
+}
+
 /// How one page ended, and the links to admit at the next depth (empty when the page is
 /// `nofollow`, at `max_depth`, or was skipped before extraction).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +95,12 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 pub struct PageResult {
     /// Stored, or skipped with a reason.
     pub outcome: PageOutcome,
-    /// Links found on the page (absolute, as extracted), to admit at `depth + 1`.
+    /// Links found on the page to admit at `depth + 1`: normalized, in scope, one per
+    /// dedup key, at most the request's `max_links_per_page`, in document order.
     pub links: Vec<Url>,
+    /// In-scope links of the page beyond `max_links_per_page`, dropped (counted as
+    /// excluded `links_per_page`).
+    pub links_over_cap: u64,
 }
 
 impl PageResult {
@@ -36,6 +108,7 @@ impl PageResult {
         Ok(PageResult {
             outcome: PageOutcome::Skipped(code.into()),
             links: Vec::new(),
+            links_over_cap: 0,
         })
     }
 }
@@ -70,14 +143,17 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         Load::Page(p) => p,
         Load::Skip(code) => return PageResult::skipped(code),
     };
-    let mut ex = extract(&page.html, &page.url, &req.extract);
+    let mut big = big_page_permit(&page.html).await;
+    let mut ex = extract_page(std::mem::take(&mut page.html), &page.url, &req.extract).await;
     let mut render_reason = None;
     if req.render == RenderMode::Auto && ctx.renderer.is_some() {
         if let Some(reason) = crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes)
         {
+            drop(big.take());
             match render(ctx, &page.url).await? {
-                Load::Page(p) => {
-                    ex = extract(&p.html, &p.url, &req.extract);
+                Load::Page(mut p) => {
+                    big = big_page_permit(&p.html).await;
+                    ex = extract_page(std::mem::take(&mut p.html), &p.url, &req.extract).await;
                     page = p;
                     render_reason = Some(reason.to_owned());
                 }
@@ -96,15 +172,18 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         tracing::debug!(url = %page.url, %canonical, "duplicate of its canonical");
         return PageResult::skipped("duplicate_canonical");
     }
-    let links: Vec<Url> = if !nofollow && entry.depth < req.max_depth {
-        ex.links.iter().map(|l| l.url.clone()).collect()
+    let (links, links_over_cap) = if !nofollow && entry.depth < req.max_depth {
+        ctx.page_links(ex.links.iter().map(|l| &l.url))
     } else {
-        Vec::new()
+        (Vec::new(), 0)
     };
+    drop(std::mem::take(&mut ex.links));
+    drop(big);
     let skip = |code: &str| {
         Ok(PageResult {
             outcome: PageOutcome::Skipped(code.to_owned()),
             links: links.clone(),
+            links_over_cap,
         })
     };
     if ex.meta_robots.noindex || page.x_robots_noindex {
@@ -132,6 +211,7 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
     Ok(PageResult {
         outcome: PageOutcome::Stored,
         links,
+        links_over_cap,
     })
 }
 

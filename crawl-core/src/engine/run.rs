@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
 use crate::net::RequestGate;
 use crate::request::SitemapMode;
-use crate::traits::{DynFetcher, FrontierEntry};
+use crate::traits::{DynFetcher, ExcludedCounts, FrontierEntry};
 use crate::url::normalize;
 
 pub(super) struct JobRun {
@@ -70,7 +70,21 @@ impl JobRun {
                 jobs.finish(&id, JobStatus::Failed, Some(reason)).await?;
             }
         }
+        self.drop_crawl_state().await;
         self.current().await
+    }
+
+    /// An ended job cannot be resumed: its frontier and dedup records only take space (in a
+    /// long-running host, memory; in a durable store, disk). Dropped at once; the record,
+    /// its counters and the documents stay.
+    async fn drop_crawl_state(&self) {
+        let id = &self.record.id;
+        if let Err(e) = self.inner.frontier.clear_job(id).await {
+            warn!(job = %id, error = %e, "clearing the ended job's frontier failed");
+        }
+        if let Err(e) = self.inner.dedup.clear_job(id).await {
+            warn!(job = %id, error = %e, "clearing the ended job's dedup records failed");
+        }
     }
 
     async fn current(&self) -> Result<JobRecord> {
@@ -107,7 +121,8 @@ impl JobRun {
         };
         let ctx = Arc::new((*ctx).clone().with_soft404(soft404));
 
-        let mut set: JoinSet<(FrontierEntry, Result<PageResult>)> = JoinSet::new();
+        let mut set: JoinSet<(FrontierEntry, Result<(PageResult, ExcludedCounts)>)> =
+            JoinSet::new();
         let concurrency = req.concurrency.max(1);
         loop {
             if self.cancel.is_cancelled() {
@@ -125,7 +140,15 @@ impl JobRun {
                                 Ok(r) => admission
                                     .admit_links(&r.links, entry.depth + 1)
                                     .await
-                                    .map(|()| r),
+                                    .map(|mut counts| {
+                                        if r.links_over_cap > 0 {
+                                            counts.insert(
+                                                "links_per_page".to_owned(),
+                                                r.links_over_cap,
+                                            );
+                                        }
+                                        (r, counts)
+                                    }),
                                 Err(e) => Err(e),
                             };
                             (entry, r)
@@ -144,11 +167,11 @@ impl JobRun {
             let Some(joined) = joined else { continue };
             let (entry, result) = joined.map_err(|e| Stop::Failed(format!("page task: {e}")))?;
             match result {
-                Ok(r) => {
+                Ok((r, excluded)) => {
                     debug!(url = %entry.url, outcome = ?r.outcome, "page done");
                     self.inner
                         .ledger
-                        .finish_page(id, &entry.url, &r.outcome)
+                        .finish_page(id, &entry.url, &r.outcome, &excluded)
                         .await
                         .map_err(fail)?;
                 }

@@ -1,6 +1,7 @@
 //! Tree construction from tokens: implicit closes, depth cap, dropped and hidden
 //! subtrees, and the page facts gathered on the way.
 
+use super::hidden::style_hides;
 use super::tokenize::{decode_into, tokenize, RawAttr, Sink};
 use super::tree::{Attrs, Kind, Node, Tag, Tree, MAX_DEPTH, NONE};
 use super::ExtractOptions;
@@ -51,15 +52,6 @@ struct Builder {
     overflow: usize,
     keep_hidden: bool,
     scratch: String,
-}
-
-fn style_hides(style: &str) -> bool {
-    let s: String = style
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    s.contains("display:none") || s.contains("visibility:hidden")
 }
 
 fn collapse(s: &str) -> String {

@@ -14,6 +14,56 @@ pub(crate) fn resolve(base: &Url, href: &str) -> Option<Url> {
     matches!(u.scheme(), "http" | "https" | "mailto" | "ftp").then_some(u)
 }
 
+/// Whether `img` is on the page's site: the same host, or the same registrable domain
+/// (approximated without a public-suffix list: the last two labels, three under a short
+/// second-level label such as `co.uk` or `edu.au`).
+fn same_site(page: &Url, img: &Url) -> bool {
+    fn site(host: &str) -> &str {
+        let labels: Vec<&str> = host.rsplit('.').collect();
+        let keep = match labels.as_slice() {
+            [tld, sld, _, ..] if tld.len() == 2 && sld.len() <= 3 => 3,
+            _ => 2,
+        };
+        if labels.len() <= keep || host.parse::<std::net::IpAddr>().is_ok() {
+            return host;
+        }
+        let cut: usize = labels[..keep].iter().map(|l| l.len() + 1).sum();
+        &host[host.len() + 1 - cut..]
+    }
+    match (page.host_str(), img.host_str()) {
+        (Some(p), Some(i)) => p == i || site(p).eq_ignore_ascii_case(site(i)),
+        _ => false,
+    }
+}
+
+/// Escapes text so a markdown renderer shows it as text: a `<` that could open an HTML
+/// tag, comment or autolink becomes `\<`, and `](` (an inline link or image) becomes
+/// `]\(`. Page text such as `&lt;img onerror=…&gt;` then stays text.
+fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
+    let b = w.as_bytes();
+    let risky = b.windows(2).any(|p| {
+        (p[0] == b'<' && (p[1].is_ascii_alphabetic() || matches!(p[1], b'/' | b'!' | b'?')))
+            || p == b"]("
+    });
+    if !risky {
+        return std::borrow::Cow::Borrowed(w);
+    }
+    let mut out = String::with_capacity(w.len() + 4);
+    let mut prev = '\0';
+    for (i, c) in w.char_indices() {
+        let next = b.get(i + 1).copied().unwrap_or(b' ');
+        if c == '<' && (next.is_ascii_alphabetic() || matches!(next, b'/' | b'!' | b'?')) {
+            out.push('\\');
+        }
+        if c == '(' && prev == ']' {
+            out.push('\\');
+        }
+        out.push(c);
+        prev = c;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn md_url(u: &Url) -> String {
     u.as_str()
         .replace('(', "%28")
@@ -26,6 +76,8 @@ pub(crate) struct Md<'t> {
     tree: &'t Tree,
     opts: &'t ExtractOptions,
     base: &'t Url,
+    /// The page's own URL (images are kept when on its site; `base` may point elsewhere).
+    page: &'t Url,
     /// Nodes removed by main-content selection (`true` = skip).
     removed: Option<&'t [bool]>,
     inline_only: bool,
@@ -102,12 +154,14 @@ impl<'t> Md<'t> {
         tree: &'t Tree,
         opts: &'t ExtractOptions,
         base: &'t Url,
+        page: &'t Url,
         removed: Option<&'t [bool]>,
     ) -> Self {
         Md {
             tree,
             opts,
             base,
+            page,
             removed,
             inline_only: false,
             out: String::new(),
@@ -292,10 +346,13 @@ impl<'t> Md<'t> {
                 self.out.push_str(&w[..d]);
                 self.out.push('\\');
                 self.out.push_str(&w[d..]);
-            } else if self.inline_only && w.contains('|') {
-                self.out.push_str(&w.replace('|', "\\|"));
-            } else {
+            } else if self.code > 0 {
+                // Inside a code span everything is literal already.
                 self.out.push_str(w);
+            } else if self.inline_only && w.contains('|') {
+                self.out.push_str(&escape_inline(w).replace('|', "\\|"));
+            } else {
+                self.out.push_str(&escape_inline(w));
             }
             self.at_line_start = false;
             self.pending_space = true;
@@ -399,7 +456,8 @@ impl<'t> Md<'t> {
             Tag::A if self.opts.links_in_markdown => {
                 let href = attrs
                     .and_then(|a| a.href.as_deref())
-                    .and_then(|h| resolve(self.base, h));
+                    .and_then(|h| resolve(self.base, h))
+                    .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));
                 if href.is_some() {
                     self.flush_inline();
@@ -413,13 +471,16 @@ impl<'t> Md<'t> {
             Tag::Img if self.opts.images => {
                 if let Some(a) = attrs {
                     if let Some(u) = a.src.as_deref().and_then(|s| resolve(self.base, s)) {
-                        if matches!(u.scheme(), "http" | "https") {
+                        if matches!(u.scheme(), "http" | "https")
+                            && (self.opts.cross_site_images || same_site(self.page, &u))
+                        {
                             let alt = a
                                 .alt
                                 .split_whitespace()
                                 .collect::<Vec<_>>()
                                 .join(" ")
-                                .replace(['[', ']'], "");
+                                .replace(['[', ']'], "")
+                                .replace('<', "\\<");
                             self.flush_inline();
                             self.out.push_str(&format!("![{alt}]({})", md_url(&u)));
                             self.at_line_start = false;
@@ -593,7 +654,7 @@ impl<'t> Md<'t> {
     }
 
     fn cell(&self, c: u32) -> String {
-        let mut m = Md::new(self.tree, self.opts, self.base, self.removed);
+        let mut m = Md::new(self.tree, self.opts, self.base, self.page, self.removed);
         m.inline_only = true;
         m.run(c);
         m.out.trim().replace('\n', " ")

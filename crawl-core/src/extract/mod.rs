@@ -8,6 +8,7 @@
 
 mod build;
 mod charset;
+mod hidden;
 mod markdown;
 mod meta;
 mod score;
@@ -28,13 +29,18 @@ use url::Url;
 pub struct ExtractOptions {
     /// Keep only the main content (drop navigation, footers, sidebars...). Default `true`.
     pub main_content: bool,
-    /// Keep text hidden with `hidden`, `aria-hidden="true"` or inline
-    /// `display:none`/`visibility:hidden` (for sites that hide real content in
-    /// accordions). Default `false`: hidden text is how prompt injections ride in.
+    /// Keep text hidden with `hidden`, `aria-hidden="true"` or an inline style that hides
+    /// it (`display:none`, `visibility:hidden`, `opacity:0`, `font-size:0`, clipping,
+    /// off-screen positioning...) (for sites that hide real content in accordions).
+    /// Default `false`: hidden text is how prompt injections ride in.
     pub keep_hidden: bool,
-    /// Render images as `![alt](url)`. Default `true`.
+    /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,
-    /// Render links as `[text](url)`; when `false` only their text is kept. Default `true`.
+    /// Also render images from other sites (a different registrable domain than the
+    /// page's, such as tracking pixels). Default `false`: only same-site images.
+    pub cross_site_images: bool,
+    /// Render http(s) links as `[text](url)` (other schemes keep only their text); when
+    /// `false` only their text is kept. Default `true`.
     pub links_in_markdown: bool,
 }
 
@@ -44,6 +50,7 @@ impl Default for ExtractOptions {
             main_content: true,
             keep_hidden: false,
             images: true,
+            cross_site_images: false,
             links_in_markdown: true,
         }
     }
@@ -103,8 +110,8 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
     let base = meta::base_url(&tree, page_url);
     let selection = opts.main_content.then(|| score::select(&tree));
     let md = match &selection {
-        Some(s) => markdown::Md::new(&tree, opts, &base, Some(&s.removed)).render(s.root),
-        None => markdown::Md::new(&tree, opts, &base, None).render(0),
+        Some(s) => markdown::Md::new(&tree, opts, &base, page_url, Some(&s.removed)).render(s.root),
+        None => markdown::Md::new(&tree, opts, &base, page_url, None).render(0),
     };
     let mut out = meta::metadata(&tree, &base);
     out.markdown = md;

@@ -211,11 +211,18 @@ pub(crate) fn tokenize<'a, S: Sink<'a>>(src: &'a str, sink: &mut S) {
 }
 
 /// True for characters that are invisible and can hide or reorder text:
-/// zero-width characters, bidi overrides/isolates, BOM, soft hyphen.
+/// zero-width characters, bidi overrides/isolates, BOM, soft hyphen, Unicode tag
+/// characters (U+E0000 block, "ASCII smuggling": invisible copies of ASCII that a model
+/// reads), variation selectors (used the same way), the combining grapheme joiner,
+/// Hangul and Khmer fillers, interlinear annotation and shorthand/musical format controls.
 pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
-        '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}')
+        '\u{00AD}' | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
 }
 
 /// Appends `raw` to `out`, decoding character references and dropping

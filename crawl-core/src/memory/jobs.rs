@@ -100,8 +100,16 @@ impl JobStore for MemoryJobStore {
         self.with(job, |r| r.add_excluded(reason))
     }
 
-    async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
-        self.with(job, |r| r.add_excluded_many(reason, n))
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &std::collections::BTreeMap<String, u64>,
+    ) -> Result<()> {
+        self.with(job, |r| {
+            for (reason, n) in counts {
+                r.add_excluded_n(reason, *n);
+            }
+        })
     }
 
     async fn finish(

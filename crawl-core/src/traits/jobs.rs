@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::fmt::{Debug, Display};
 use std::sync::Arc;
 
@@ -17,7 +18,9 @@ use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 /// - `record_page` adds one to `pages_processed` and to `stored` or the skip reason; it never
 ///   lets `pages_processed` exceed `pages_total`.
 /// - `record_excluded` counts a URL found but never admitted, by reason;
-///   `record_excluded_many` counts `n` of them, as `n` calls of `record_excluded` would.
+///   `record_excluded_many` counts `n` of them for one reason and
+///   `record_excluded_counts` adds several counts at once, as one change when the store
+///   can (the default calls `record_excluded` once per unit).
 /// - `finish` moves a job from `Running` to a final status only; finishing an already
 ///   finished job is a no-op that returns `false`.
 /// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
@@ -35,12 +38,25 @@ pub trait JobStore: Debug + Display + Send + Sync + 'static {
     async fn record_page(&self, job: &JobId, outcome: &PageOutcome) -> Result<()>;
     /// Counts a URL that was found but not admitted.
     async fn record_excluded(&self, job: &JobId, reason: &str) -> Result<()>;
-    /// Counts `n` URLs not admitted for one reason (sitemap entries come by the thousand).
-    /// The default calls [`record_excluded`](Self::record_excluded) `n` times; a backend
-    /// that can add `n` at once should.
+    /// Counts `n` URLs not admitted for one reason (sitemap entries come by the thousand):
+    /// [`record_excluded_counts`](Self::record_excluded_counts) with that one count.
     async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
-        for _ in 0..n {
-            self.record_excluded(job, reason).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let counts = BTreeMap::from([(reason.to_owned(), n)]);
+        self.record_excluded_counts(job, &counts).await
+    }
+    /// Adds `counts` (reason → URLs) to the job's exclusion counts.
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &BTreeMap<String, u64>,
+    ) -> Result<()> {
+        for (reason, n) in counts {
+            for _ in 0..*n {
+                self.record_excluded(job, reason).await?;
+            }
         }
         Ok(())
     }
@@ -81,6 +97,13 @@ impl<T: JobStore + ?Sized> JobStore for Arc<T> {
     }
     async fn record_excluded_many(&self, job: &JobId, reason: &str, n: u64) -> Result<()> {
         (**self).record_excluded_many(job, reason, n).await
+    }
+    async fn record_excluded_counts(
+        &self,
+        job: &JobId,
+        counts: &BTreeMap<String, u64>,
+    ) -> Result<()> {
+        (**self).record_excluded_counts(job, counts).await
     }
     async fn finish(
         &self,

@@ -16,7 +16,9 @@ pub use fetcher::{DynFetcher, Fetcher};
 pub use frontier::{DynFrontier, Frontier, FrontierEntry};
 pub use ingest::{DynIngestor, Ingestor, NoopIngestor};
 pub use jobs::{DynJobStore, JobStore};
-pub use ledger::{Admit, Candidate, ComposedLedger, CrawlLedger, DynLedger};
+pub use ledger::{
+    over_budget_counts, Admit, Candidate, ComposedLedger, CrawlLedger, DynLedger, ExcludedCounts,
+};
 pub use renderer::{DynRenderer, Renderer};
 pub use sink::{DynSink, Sink};
 pub use source::{DynSourceStore, SourceStore};
