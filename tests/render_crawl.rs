@@ -66,7 +66,13 @@ async fn auto_mode_renders_script_pages_and_follows_their_links() {
         .unwrap();
     assert_eq!(rec.status, JobStatus::Completed, "{:?}", rec.failure);
     let docs = stored(&sink, &rec.id).await;
-    let home = docs.get("/js/index.html").expect("rendered home stored");
+    let home = docs.get("/js/index.html").unwrap_or_else(|| {
+        panic!(
+            "rendered home not stored: {:?} {:?}",
+            docs.keys(),
+            rec.progress
+        )
+    });
     assert!(home.contains("inserted by JavaScript"), "{home}");
     assert!(
         home.contains("fetched_by: rendered") && home.contains("render_reason: \"empty_app_root\""),

@@ -397,10 +397,10 @@ impl Drop for Profile {
 /// Start of every profile folder's name; the creating process's id follows.
 const PROFILE_PREFIX: &str = "kb-crawl-chromium-";
 
-/// Removes `path` and makes sure it stays removed (a helper process still writing can
-/// recreate part of it): up to about 5 s of retries.
+/// Removes `path` and makes sure it stays removed (a helper process of a killed browser
+/// still writing can recreate part of it): up to about 30 s of retries.
 fn remove_profile(path: &Path) {
-    for _ in 0..50 {
+    for _ in 0..300 {
         match std::fs::remove_dir_all(path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

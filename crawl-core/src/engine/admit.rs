@@ -103,7 +103,16 @@ impl SitemapTarget for Target<'_> {
         if candidates.is_empty() {
             return Ok(true);
         }
-        let results = a.inner.ledger.admit(&a.ctx.job, candidates).await?;
+        let results = a.inner.ledger.admit(&a.ctx.job, candidates.clone()).await?;
+        // Past the budget the ledger keeps no record and counts nothing: count here (no page
+        // finish carries these, and sitemaps are read once per job).
+        let over = over_budget_counts(&candidates, &results);
+        if !over.is_empty() {
+            a.inner
+                .jobs
+                .record_excluded_counts(&a.ctx.job, &over)
+                .await?;
+        }
         let left = !results.contains(&Admit::OverBudget);
         self.budget_left = Some(left);
         Ok(left)

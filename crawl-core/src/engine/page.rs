@@ -144,11 +144,19 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         Load::Skip(code) => return PageResult::skipped(code),
     };
     let mut big = big_page_permit(&page.html).await;
-    let mut ex = extract_page(std::mem::take(&mut page.html), &page.url, &req.extract).await;
+    // Auto mode looks at the fetched HTML again after extraction: keep it then.
+    let auto = req.render == RenderMode::Auto && ctx.renderer.is_some();
+    let html = if auto {
+        page.html.clone()
+    } else {
+        std::mem::take(&mut page.html)
+    };
+    let mut ex = extract_page(html, &page.url, &req.extract).await;
     let mut render_reason = None;
-    if req.render == RenderMode::Auto && ctx.renderer.is_some() {
-        if let Some(reason) = crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes)
-        {
+    if auto {
+        let needs = crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes);
+        page.html = String::new();
+        if let Some(reason) = needs {
             drop(big.take());
             match render(ctx, &page.url).await? {
                 Load::Page(mut p) => {

@@ -347,8 +347,13 @@ impl<'t> Md<'t> {
                 self.out.push('\\');
                 self.out.push_str(&w[d..]);
             } else if self.code > 0 {
-                // Inside a code span everything is literal already.
-                self.out.push_str(w);
+                // Inside a code span everything is literal already, but a `|` still ends a
+                // table cell (GFM), so in a cell it stays escaped.
+                if self.inline_only && w.contains('|') {
+                    self.out.push_str(&w.replace('|', "\\|"));
+                } else {
+                    self.out.push_str(w);
+                }
             } else if self.inline_only && w.contains('|') {
                 self.out.push_str(&escape_inline(w).replace('|', "\\|"));
             } else {

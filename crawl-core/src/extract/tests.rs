@@ -58,6 +58,17 @@ fn gfm_table() {
     );
 }
 
+/// A `|` inside a code span in a table cell still ends the cell in GFM: it stays escaped
+/// (Python's docs put `x | y` in cells of the operator tables).
+#[test]
+fn pipe_in_code_in_a_table_cell_stays_escaped() {
+    let m = whole(
+        "<table><tr><th>Op</th><th>Means</th></tr>\
+         <tr><td><code>x | y</code></td><td>or</td></tr></table>",
+    );
+    assert!(m.contains("| `x \\| y` | or |"), "{m}");
+}
+
 #[test]
 fn code_blocks_keep_language_and_whitespace() {
     let m = whole("<pre><code class=\"language-rust\">fn main() {\n    x &lt; 1;\n}</code></pre>");
