@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use crawl_core::{CrawlRequest, JobId, JobRecord, JobStatus};
+use crawl_core::{JobId, JobRecord, JobStatus, StartCrawl};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -69,23 +69,9 @@ async fn start(
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<CrawlStarted>)> {
     authorize(&state, &headers, &assistant).await?;
-    let body = parse_body(&body)?;
-    let url = match body.get("url") {
-        None | Some(Value::Null) => return Err(ApiError::invalid("url", "url: is required")),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(ApiError::invalid("url", "url: must be a string")),
-    };
-    let mut builder = CrawlRequest::builder(url)
-        .assistant_id(Some(assistant.clone()))
-        .allow_private_network(state.allow_private_network)
-        .guardrails(state.guardrails);
-    if let Some(d) = count_field(&body, "maxDepth")? {
-        builder = builder.max_depth(d);
-    }
-    if let Some(p) = count_field(&body, "maxPages")? {
-        builder = builder.max_pages(p);
-    }
-    let request = builder.build()?;
+    let body = StartCrawl::from_object(parse_body(&body)?)?;
+    let mut request = body.into_request(&state.policy, &state.guardrails)?;
+    request.assistant_id = Some(assistant.clone());
 
     let _guard = state.start_lock.lock().await;
     let running = state
@@ -114,26 +100,9 @@ fn parse_body(body: &[u8]) -> ApiResult<Map<String, Value>> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(ApiError::malformed(
-            "body: must be a JSON object {\"url\", \"maxDepth\", \"maxPages\"}",
+            "body: must be a JSON object {\"url\", \"maxDepth\", \"maxPages\", \"render\"}",
         )),
         Err(e) => Err(ApiError::malformed(format!("body: malformed JSON ({e})"))),
-    }
-}
-
-/// A non-negative whole-number field; numbers beyond `u32` saturate so the guardrail message
-/// names the limit.
-fn count_field(body: &Map<String, Value>, field: &str) -> ApiResult<Option<u32>> {
-    match body.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.is_u64() => {
-            Ok(Some(n.as_u64().map_or(u32::MAX, |v| {
-                u32::try_from(v).unwrap_or(u32::MAX)
-            })))
-        }
-        Some(_) => Err(ApiError::invalid(
-            field,
-            format!("{field}: must be a whole number, at least 0"),
-        )),
     }
 }
 

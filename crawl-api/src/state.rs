@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crawl_core::{DynIngestor, DynJobStore, DynSink, Guardrails};
+use crawl_core::{CrawlPolicy, DynIngestor, DynJobStore, DynSink, Guardrails};
 
 use crate::auth::{AllowAll, DynAuthorizer};
 use crate::runner::{DynRunner, InProcessRunner};
@@ -21,7 +21,8 @@ pub struct ApiState {
     pub(crate) authorizer: DynAuthorizer,
     pub(crate) guardrails: Guardrails,
     pub(crate) max_running_per_assistant: usize,
-    pub(crate) allow_private_network: bool,
+    /// The deployment's policy for every crawl (never from the request body).
+    pub(crate) policy: CrawlPolicy,
     /// Serialises the running-jobs check with the start, so two requests at once cannot both
     /// pass the per-assistant limit (per process).
     pub(crate) start_lock: Arc<tokio::sync::Mutex<()>>,
@@ -37,7 +38,7 @@ impl fmt::Debug for ApiState {
             .field("authorizer", &self.authorizer)
             .field("guardrails", &self.guardrails)
             .field("max_running_per_assistant", &self.max_running_per_assistant)
-            .field("allow_private_network", &self.allow_private_network)
+            .field("policy", &self.policy)
             .finish()
     }
 }
@@ -45,8 +46,8 @@ impl fmt::Debug for ApiState {
 impl ApiState {
     /// State over a runner and the job store and sink it writes to. `ingestor` is called on
     /// delete (give the crawler the same one for `on_completed`). Defaults: allow-all
-    /// authorizer, the feature request's guardrails, 3 running jobs per assistant, public
-    /// network only.
+    /// authorizer, the feature request's guardrails, 3 running jobs per assistant, the default
+    /// [`CrawlPolicy`] (public network only, robots.txt obeyed, 2 requests/s per host).
     pub fn new(runner: DynRunner, jobs: DynJobStore, sink: DynSink, ingestor: DynIngestor) -> Self {
         ApiState {
             runner,
@@ -56,7 +57,7 @@ impl ApiState {
             authorizer: Arc::new(AllowAll),
             guardrails: Guardrails::default(),
             max_running_per_assistant: DEFAULT_MAX_RUNNING_PER_ASSISTANT,
-            allow_private_network: false,
+            policy: CrawlPolicy::default(),
             start_lock: Arc::default(),
         }
     }
@@ -92,7 +93,15 @@ impl ApiState {
     /// Lets crawls reach private, loopback and link-local hosts (intranets, local demos).
     #[must_use]
     pub fn allow_private_network(mut self, allow: bool) -> Self {
-        self.allow_private_network = allow;
+        self.policy.allow_private_network = allow;
+        self
+    }
+
+    /// Crawls with this policy (network, robots.txt, crawl delay, concurrency, rate): a
+    /// request body cannot change it. Default [`CrawlPolicy::default`].
+    #[must_use]
+    pub fn policy(mut self, p: CrawlPolicy) -> Self {
+        self.policy = p;
         self
     }
 }

@@ -108,7 +108,7 @@ async fn create_state_machine(h: &Harness) -> String {
 async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
     let sm = create_state_machine(h).await;
     let job = JobId::new();
-    let input = serde_json::to_string(&InitEvent::new(job.clone(), req.clone())).unwrap();
+    let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
     let ex = h
         .sfn(
             "StartExecution",

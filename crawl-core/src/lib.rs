@@ -13,6 +13,7 @@ pub mod net;
 pub mod page;
 pub mod politeness;
 pub mod request;
+pub mod start;
 mod traits;
 pub mod url;
 
@@ -27,4 +28,5 @@ pub use page::{
     RenderedPage, StoredDoc, WaitStrategy,
 };
 pub use request::{CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, WwwPolicy};
+pub use start::{CrawlPolicy, StartCrawl};
 pub use traits::*;

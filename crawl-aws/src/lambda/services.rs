@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
-use crawl_core::{CrawlRequest, DynFetcher, DynIngestor, DynRenderer, Guardrails, Result};
+use crawl_core::{
+    CrawlPolicy, CrawlRequest, DynFetcher, DynIngestor, DynRenderer, Guardrails, Result,
+};
 
 use super::robots::{RobotsSnapshot, SeededRobots};
 use crate::dynamo::LevelLedger;
@@ -23,6 +25,9 @@ pub struct Services {
     pub jobs: Arc<DynamoJobStore>,
     /// Limits a request must stay within.
     pub guardrails: Guardrails,
+    /// The deployment's crawl policy (network, robots.txt, crawl delay, concurrency, rate)
+    /// the init handler gives every job: never taken from the event.
+    pub policy: CrawlPolicy,
     /// Time source (`fetched_at`).
     pub clock: DynClock,
     /// The browser of the scrape handler for requests whose render mode is `always` or
@@ -44,6 +49,7 @@ impl Services {
             dedup: Arc::new(dedup),
             jobs: Arc::new(jobs),
             guardrails: Guardrails::default(),
+            policy: CrawlPolicy::default(),
             clock: Arc::new(SystemClock),
             ingestor: None,
             renderer: None,
@@ -53,6 +59,12 @@ impl Services {
     /// Sets the guardrails.
     pub fn with_guardrails(mut self, g: Guardrails) -> Self {
         self.guardrails = g;
+        self
+    }
+
+    /// Sets the crawl policy of the jobs init creates.
+    pub fn with_policy(mut self, p: CrawlPolicy) -> Self {
+        self.policy = p;
         self
     }
 
@@ -71,7 +83,9 @@ impl Services {
 
     /// Configured from the environment: `KB_CRAWL_S3_BUCKET`, `KB_CRAWL_S3_PREFIX`,
     /// `KB_CRAWL_DEDUP_TABLE`, `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_AWS_ENDPOINT`, and
-    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise), and
+    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise),
+    /// `KB_CRAWL_POLICY` (JSON [`CrawlPolicy`], e.g. `{"rate": 1, "maxCrawlDelay": 5}`; the
+    /// defaults otherwise: public network only, robots.txt obeyed, 2 requests/s), and
     /// `KB_CRAWL_WEBHOOK_URL` with `KB_CRAWL_WEBHOOK_SECRET`: when set, completed jobs are
     /// handed to a [`WebhookIngestor`](crawl_api::ingest::WebhookIngestor) (a signed
     /// manifest POSTed to that URL). With the feature `aws-lambda-chrome`, a
@@ -86,6 +100,10 @@ impl Services {
         if let Some(g) = crate::config::env("KB_CRAWL_GUARDRAILS") {
             s.guardrails = serde_json::from_str(&g)
                 .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;
+        }
+        if let Some(p) = crate::config::env("KB_CRAWL_POLICY") {
+            s.policy = serde_json::from_str(&p)
+                .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_POLICY: {e}")))?;
         }
         #[cfg(feature = "aws-lambda-chrome")]
         {

@@ -210,6 +210,11 @@ impl Harness {
             .attempts(1);
         let svc = Services::new(sink, dedup, jobs)
             .with_guardrails(Guardrails::lifted())
+            .with_policy(
+                crawl_core::CrawlPolicy::default()
+                    .with_allow_private_network(true)
+                    .with_rate(None),
+            )
             .with_ingestor(Arc::new(ingestor));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let state = ProxyState {
