@@ -2,6 +2,7 @@
 
 mod auth;
 mod error;
+mod guard;
 pub mod ingest;
 mod model;
 mod routes;
@@ -11,6 +12,7 @@ pub mod ui;
 
 pub use auth::{AllowAll, Authorizer, DynAuthorizer};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use guard::SiteGuard;
 pub use model::{CrawlJob, CrawlList, CrawlStarted};
 pub use routes::{router, ROUTES};
 pub use runner::{DynRunner, InProcessRunner, Runner};

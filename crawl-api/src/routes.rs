@@ -1,5 +1,7 @@
 //! The four routes of the job API.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -25,12 +27,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", LIST),
 ];
 
-/// The job API: mount it in a host's axum app.
+/// The job API: mount it in a host's axum app. Every route first passes the state's
+/// [`SiteGuard`](crate::SiteGuard) (Host, Origin, Content-Type), then the authorizer.
 pub fn router(state: ApiState) -> Router {
+    let site = Arc::clone(&state.site);
     Router::new()
         .route(START, post(start))
         .route(ONE, get(get_one).delete(delete))
         .route(LIST, get(list))
+        .layer(axum::middleware::from_fn_with_state(
+            site,
+            crate::guard::guard,
+        ))
         .with_state(state)
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crawl_core::{CrawlPolicy, DynIngestor, DynJobStore, DynSink, Guardrails};
 
 use crate::auth::{AllowAll, DynAuthorizer};
+use crate::guard::SiteGuard;
 use crate::runner::{DynRunner, InProcessRunner};
 
 /// Default cap on running jobs per assistant.
@@ -23,6 +24,8 @@ pub struct ApiState {
     pub(crate) max_running_per_assistant: usize,
     /// The deployment's policy for every crawl (never from the request body).
     pub(crate) policy: CrawlPolicy,
+    /// Host, Origin and Content-Type checks run before every route.
+    pub(crate) site: Arc<SiteGuard>,
     /// Serialises the running-jobs check with the start, so two requests at once cannot both
     /// pass the per-assistant limit (per process).
     pub(crate) start_lock: Arc<tokio::sync::Mutex<()>>,
@@ -39,6 +42,7 @@ impl fmt::Debug for ApiState {
             .field("guardrails", &self.guardrails)
             .field("max_running_per_assistant", &self.max_running_per_assistant)
             .field("policy", &self.policy)
+            .field("site", &self.site)
             .finish()
     }
 }
@@ -46,7 +50,8 @@ impl fmt::Debug for ApiState {
 impl ApiState {
     /// State over a runner and the job store and sink it writes to. `ingestor` is called on
     /// delete (give the crawler the same one for `on_completed`). Defaults: allow-all
-    /// authorizer, the feature request's guardrails, 3 running jobs per assistant, the default
+    /// authorizer, the [`SiteGuard`] for loopback hosts, the feature request's guardrails, 3 running
+    /// jobs per assistant, the default
     /// [`CrawlPolicy`] (public network only, robots.txt obeyed, 2 requests/s per host).
     pub fn new(runner: DynRunner, jobs: DynJobStore, sink: DynSink, ingestor: DynIngestor) -> Self {
         ApiState {
@@ -58,6 +63,7 @@ impl ApiState {
             guardrails: Guardrails::default(),
             max_running_per_assistant: DEFAULT_MAX_RUNNING_PER_ASSISTANT,
             policy: CrawlPolicy::default(),
+            site: Arc::new(SiteGuard::default()),
             start_lock: Arc::default(),
         }
     }
@@ -94,6 +100,27 @@ impl ApiState {
     #[must_use]
     pub fn allow_private_network(mut self, allow: bool) -> Self {
         self.policy.allow_private_network = allow;
+        self
+    }
+
+    /// Checks `Host`, `Origin` and `Content-Type` with this guard (default
+    /// [`SiteGuard::default`]: loopback host names only).
+    #[must_use]
+    pub fn site_guard(mut self, g: SiteGuard) -> Self {
+        self.site = Arc::new(g);
+        self
+    }
+
+    /// Answers only for these `Host`s (`name` or `name:port`; `"*"` for any): the names the
+    /// server is reached by, e.g. its public name behind a proxy. Default: `localhost`,
+    /// `127.0.0.1`, `[::1]`.
+    #[must_use]
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.site = Arc::new((*self.site).clone().with_hosts(hosts));
         self
     }
 

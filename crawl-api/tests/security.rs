@@ -48,7 +48,10 @@ async fn a_body_cannot_switch_the_crawl_policy() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
         assert_eq!(v["error"]["field"], field, "{v}");
         let msg = v["error"]["message"].as_str().unwrap();
-        assert!(msg.starts_with(field) && msg.contains("unknown field"), "{msg}");
+        assert!(
+            msg.starts_with(field) && msg.contains("unknown field"),
+            "{msg}"
+        );
     }
     let (_, list) = send(
         &app,
@@ -73,4 +76,91 @@ async fn the_documented_minimal_body_starts_a_crawl() {
         let (status, v) = send(&app, post_json("/assistants/min/crawl", &body)).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}: {v}");
     }
+}
+
+fn request(method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> Request<Body> {
+    let mut r = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    r.body(Body::from(body.to_owned())).unwrap()
+}
+
+#[tokio::test]
+async fn cross_site_requests_are_refused_before_anything_runs() {
+    let (state, _, site) = memory_state(Duration::ZERO);
+    let app = router(state);
+    let body = json!({"url": ROOT}).to_string();
+    let uri = "/assistants/a/crawl";
+    let json = ("content-type", "application/json");
+    let local = ("host", "127.0.0.1:8080");
+    // Content types a page on any origin can POST without a preflight, and none at all.
+    for ct in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
+        let (s, v) = send(
+            &app,
+            request("POST", uri, &[local, ("content-type", ct)], &body),
+        )
+        .await;
+        assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{ct}: {v}");
+    }
+    let (s, _) = send(&app, request("POST", uri, &[local], &body)).await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // DNS rebinding: the page's own name arrives as Host, on every method.
+    let rebound = ("host", "attacker.example:8080");
+    let (s, v) = send(&app, request("POST", uri, &[rebound, json], &body)).await;
+    assert_eq!(s, StatusCode::FORBIDDEN, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("Host"));
+    let (s, _) = send(&app, request("GET", "/assistants/a/crawls", &[rebound], "")).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    // A foreign Origin on unsafe methods (and the opaque `null` origin).
+    for origin in ["http://attacker.example", "null", "http://127.0.0.1:9999"] {
+        let (s, v) = send(
+            &app,
+            request("POST", uri, &[local, json, ("origin", origin)], &body),
+        )
+        .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{origin}: {v}");
+        let (s, _) = send(
+            &app,
+            request(
+                "DELETE",
+                "/assistants/a/crawl/job-1",
+                &[local, ("origin", origin)],
+                "",
+            ),
+        )
+        .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{origin}");
+    }
+    assert_eq!(site.fetches.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // The page's own origin (the Website Sources page) and non-browser clients pass.
+    let (s, v) = send(
+        &app,
+        request(
+            "POST",
+            uri,
+            &[local, json, ("origin", "http://127.0.0.1:8080")],
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+    let (s, v) = send(&app, request("POST", uri, &[json], &body)).await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+}
+
+#[tokio::test]
+async fn a_host_behind_a_proxy_configures_its_public_name() {
+    let (state, _, _) = memory_state(Duration::ZERO);
+    let app = router(state.allowed_hosts(["kb.example.edu"]));
+    let get = |host: &'static str| request("GET", "/assistants/a/crawls", &[("host", host)], "");
+    assert_eq!(send(&app, get("kb.example.edu")).await.0, StatusCode::OK);
+    assert_eq!(
+        send(&app, get("127.0.0.1:8080")).await.0,
+        StatusCode::FORBIDDEN
+    );
 }

@@ -75,7 +75,11 @@ async fn an_init_event_setting_allow_private_network_is_refused() {
     let err = dispatch(&svc, "init", event).await.unwrap_err();
     assert_eq!(err.error_type, ERR_INVALID, "{err:?}");
     assert!(err.error_message.contains("allowPrivateNetwork"), "{err:?}");
-    assert_eq!(hits.load(Ordering::SeqCst), 0, "the private site was reached");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the private site was reached"
+    );
     assert!(JobStore::get(&*svc.jobs, &job).await.unwrap().is_none());
 }
 
@@ -88,7 +92,9 @@ async fn the_documented_body_starts_a_crawl_with_the_workers_policy() {
     let policy = CrawlPolicy::default()
         .with_allow_private_network(true)
         .with_rate(None);
-    let svc = services(&endpoint, policy).await.with_guardrails(Guardrails::lifted());
+    let svc = services(&endpoint, policy)
+        .await
+        .with_guardrails(Guardrails::lifted());
     let (url, hits) = serve().await;
     let job = JobId::new();
     let event = json!({

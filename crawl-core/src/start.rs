@@ -47,7 +47,9 @@ fn whole_number<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) if n.is_u64() => Ok(n.as_u64()),
-        Some(_) => Err(serde::de::Error::custom("must be a whole number, at least 0")),
+        Some(_) => Err(serde::de::Error::custom(
+            "must be a whole number, at least 0",
+        )),
     }
 }
 
@@ -69,12 +71,17 @@ impl StartCrawl {
                 return Err(Error::invalid(format!("{key}: {e}")));
             }
         }
-        serde_json::from_value(Value::Object(body)).map_err(|e| Error::invalid(format!("body: {e}")))
+        serde_json::from_value(Value::Object(body))
+            .map_err(|e| Error::invalid(format!("body: {e}")))
     }
 
     /// The crawl request: this body's fields, the deployment's `policy` for everything else,
     /// validated against `guardrails` (an error names the field and the limit).
-    pub fn into_request(self, policy: &CrawlPolicy, guardrails: &Guardrails) -> Result<CrawlRequest> {
+    pub fn into_request(
+        self,
+        policy: &CrawlPolicy,
+        guardrails: &Guardrails,
+    ) -> Result<CrawlRequest> {
         let url = self.url.ok_or_else(|| Error::invalid("url: is required"))?;
         // Beyond u32 saturates, so the guardrail message names the limit.
         let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
@@ -225,7 +232,10 @@ mod tests {
         ] {
             let body = object(json!({"url": "https://a.test/", field: true}));
             let e = StartCrawl::from_object(body.clone()).unwrap_err();
-            assert!(e.message().starts_with(&format!("{field}: unknown field")), "{e}");
+            assert!(
+                e.message().starts_with(&format!("{field}: unknown field")),
+                "{e}"
+            );
             assert!(serde_json::from_value::<StartCrawl>(Value::Object(body)).is_err());
         }
     }
@@ -237,7 +247,8 @@ mod tests {
             .into_request(&policy, &Guardrails::default())
             .unwrap();
         assert!(r.allow_private_network);
-        let round: StartCrawl = serde_json::from_value(serde_json::to_value(StartCrawl::from(&r)).unwrap()).unwrap();
+        let round: StartCrawl =
+            serde_json::from_value(serde_json::to_value(StartCrawl::from(&r)).unwrap()).unwrap();
         assert_eq!(round.url.as_deref(), Some("http://127.0.0.1/"));
     }
 }
