@@ -152,12 +152,12 @@ async fn delete(
     state.runner.cancel(&record.id).await?;
     let record = state.jobs.get(&record.id).await?.unwrap_or(record);
     state.ingestor.on_deleted(&record).await.map_err(|e| {
+        tracing::error!(job = %record.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             None,
-            format!(
-                "the knowledge base did not confirm the removal ({e}); the job is kept, retry the DELETE"
-            ),
+            "the knowledge base did not confirm the removal (the detail is in the server log); \
+             the job is kept, retry the DELETE",
         )
     })?;
     state.sink.delete_job(&record.id).await?;

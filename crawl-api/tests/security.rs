@@ -164,3 +164,57 @@ async fn a_host_behind_a_proxy_configures_its_public_name() {
         StatusCode::FORBIDDEN
     );
 }
+
+#[tokio::test]
+async fn a_storage_failure_answers_500_without_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = std::sync::Arc::new(crawl_store::FsSink::new(dir.path()).unwrap());
+    let site = std::sync::Arc::new(support::CannedSite::new(Duration::ZERO));
+    let state = support::state_with(
+        sink as crawl_core::DynSink,
+        std::sync::Arc::new(crawl_core::NoopIngestor),
+        site,
+    );
+    let app = router(state);
+    let (s, v) = send(
+        &app,
+        post_json("/assistants/a/crawl", &json!({"url": ROOT})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+    let id = v["crawlJobId"].as_str().unwrap().to_owned();
+    let one = format!("/assistants/a/crawl/{id}");
+    support::eventually("job end", || async {
+        let (_, v) = send(&app, request("GET", &one, &[], "")).await;
+        (v["status"] != "RUNNING").then_some(())
+    })
+    .await;
+    // A file where the job's folder should be: the sink's manifest cannot be opened.
+    let job_dir = dir.path().join(&id);
+    std::fs::remove_dir_all(&job_dir).unwrap();
+    std::fs::write(&job_dir, b"not a folder").unwrap();
+    let resp = app
+        .clone()
+        .oneshot(request("DELETE", &one, &[], ""))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let text = String::from_utf8(
+        axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap()
+            .to_vec(),
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    assert!(!text.contains(root), "{text}");
+    assert!(!text.contains("manifest") && !text.contains('/'), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["error"]["message"],
+        "storage: the server could not complete the request; the detail is in its log"
+    );
+    // The record is kept, so the DELETE can be retried once storage is repaired.
+    let (s, _) = send(&app, request("GET", &one, &[], "")).await;
+    assert_eq!(s, StatusCode::OK);
+}
