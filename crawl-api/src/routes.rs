@@ -1,16 +1,18 @@
 //! The four routes of the job API.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use crawl_core::{JobId, JobRecord, JobStatus, StartCrawl};
+use crawl_core::{JobId, JobRecord, StartCrawl};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::limits::{self, MAX_PAGE};
 use crate::model::{CrawlJob, CrawlList, CrawlStarted};
 use crate::state::ApiState;
 
@@ -81,22 +83,27 @@ async fn start(
     let mut request = body.into_request(&state.policy, &state.guardrails)?;
     request.assistant_id = Some(assistant.clone());
 
-    let _guard = state.start_lock.lock().await;
-    let running = state
-        .jobs
-        .list(Some(&assistant))
-        .await?
-        .iter()
-        .filter(|r| r.status == JobStatus::Running)
-        .count();
-    if running >= state.max_running_per_assistant {
+    let mut running = state.start_lock.lock().await;
+    running.refresh(&*state.jobs).await?;
+    let (mine, total) = running.counts(&assistant);
+    if mine >= state.max_running_per_assistant {
         return Err(ApiError::too_many(format!(
-            "assistant {assistant} already has {running} running crawl jobs (the limit is {}); \
+            "assistant {assistant} already has {mine} running crawl jobs (the limit is {}); \
              wait for one to finish or delete one",
             state.max_running_per_assistant
         )));
     }
+    if total >= state.max_running_total {
+        return Err(ApiError::too_many(format!(
+            "the server already runs {total} crawl jobs across all assistants (the limit is \
+             {}); try again when one has finished",
+            state.max_running_total
+        )));
+    }
     let id = state.runner.start(request).await?;
+    running.insert(id.clone(), assistant.clone());
+    drop(running);
+    sweep_if_due(&state);
     let record =
         state.jobs.get(&id).await?.ok_or_else(|| {
             ApiError::not_found(format!("crawl job {id} vanished after its start"))
@@ -124,20 +131,87 @@ async fn get_one(
     Ok(Json(CrawlJob::from(&record)))
 }
 
+/// Applies retention to every assistant's records, in the background, at most once per
+/// [`Retention::sweep_every`](crate::Retention).
+fn sweep_if_due(state: &ApiState) {
+    let now = state.clock.now();
+    {
+        let Ok(mut last) = state.last_sweep.lock() else {
+            return;
+        };
+        let every =
+            time::Duration::try_from(state.retention.sweep_every).unwrap_or(time::Duration::MAX);
+        if last.is_some_and(|t| now - t < every) {
+            return;
+        }
+        *last = Some(now);
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        if let Err(e) = sweep(&state, now).await {
+            tracing::warn!(error = %e, "job retention sweep failed");
+        }
+    });
+}
+
+async fn sweep(state: &ApiState, now: time::OffsetDateTime) -> crawl_core::Result<()> {
+    let mut by_assistant: HashMap<String, Vec<JobRecord>> = HashMap::new();
+    for r in state.jobs.list(None).await? {
+        by_assistant
+            .entry(r.assistant_id.clone().unwrap_or_default())
+            .or_default()
+            .push(r);
+    }
+    for (_, mut records) in by_assistant {
+        limits::sort_newest_first(&mut records);
+        let (_, dropped) = state.retention.split(records, now);
+        limits::drop_records(&*state.jobs, &dropped).await?;
+    }
+    Ok(())
+}
+
 async fn list(
     State(state): State<ApiState>,
     Path(assistant): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<CrawlList>> {
     authorize(&state, &headers, &assistant).await?;
-    let crawls = state
-        .jobs
-        .list(Some(&assistant))
-        .await?
+    let limit = match query.get("limit") {
+        None => MAX_PAGE,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
+            _ => {
+                return Err(ApiError::invalid(
+                    "limit",
+                    format!("limit: must be a whole number from 1 to {MAX_PAGE}"),
+                ))
+            }
+        },
+    };
+    let cursor = match query.get("nextToken") {
+        None => None,
+        Some(t) => Some(limits::decode_cursor(t).ok_or_else(|| {
+            ApiError::invalid("nextToken", "nextToken: not a token this API returned")
+        })?),
+    };
+    let mut records = state.jobs.list(Some(&assistant)).await?;
+    limits::sort_newest_first(&mut records);
+    let (kept, dropped) = state.retention.split(records, state.clock.now());
+    limits::drop_records(&*state.jobs, &dropped).await?;
+    let mut page: Vec<&JobRecord> = kept
         .iter()
-        .map(CrawlJob::from)
+        .filter(|r| cursor.as_ref().is_none_or(|c| limits::after(r, c)))
+        .take(limit + 1)
         .collect();
-    Ok(Json(CrawlList { crawls }))
+    let next_token = if page.len() > limit {
+        page.truncate(limit);
+        page.last().map(|r| limits::encode_cursor(r))
+    } else {
+        None
+    };
+    let crawls = page.into_iter().map(CrawlJob::from).collect();
+    Ok(Json(CrawlList { crawls, next_token }))
 }
 
 /// Stops the job if it runs (and waits for its end), removes it from the knowledge base, then

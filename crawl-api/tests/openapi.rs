@@ -95,8 +95,13 @@ fn every_serialized_field_is_declared() {
             "CrawlStarted",
             &serde_json::to_value(&started).unwrap(),
         );
-        let list = CrawlList { crawls: vec![job] };
-        check(&spec, "CrawlList", &serde_json::to_value(&list).unwrap());
+        for next_token in [Some("6a6f62".to_owned()), None] {
+            let list = CrawlList {
+                crawls: vec![job.clone()],
+                next_token,
+            };
+            check(&spec, "CrawlList", &serde_json::to_value(&list).unwrap());
+        }
     }
     for field in [Some("maxDepth".to_owned()), None] {
         let e = serde_json::to_value(ErrorBody {
