@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -168,11 +169,11 @@ async fn a_host_behind_a_proxy_configures_its_public_name() {
 #[tokio::test]
 async fn a_storage_failure_answers_500_without_the_path() {
     let dir = tempfile::tempdir().unwrap();
-    let sink = std::sync::Arc::new(crawl_store::FsSink::new(dir.path()).unwrap());
-    let site = std::sync::Arc::new(support::CannedSite::new(Duration::ZERO));
+    let sink = Arc::new(crawl_store::FsSink::new(dir.path()).unwrap());
+    let site = Arc::new(support::CannedSite::new(Duration::ZERO));
     let state = support::state_with(
         sink as crawl_core::DynSink,
-        std::sync::Arc::new(crawl_core::NoopIngestor),
+        Arc::new(crawl_core::NoopIngestor),
         site,
     );
     let app = router(state);
@@ -217,4 +218,83 @@ async fn a_storage_failure_answers_500_without_the_path() {
     // The record is kept, so the DELETE can be retried once storage is repaired.
     let (s, _) = send(&app, request("GET", &one, &[], "")).await;
     assert_eq!(s, StatusCode::OK);
+}
+
+/// What the webhook receiver got: (signature, timestamp, delivery, body).
+type Delivered = Arc<Mutex<Vec<(String, String, String, Vec<u8>)>>>;
+
+#[tokio::test]
+async fn replayed_or_tampered_webhooks_are_refused() {
+    use crawl_api::ingest::{
+        sign, verify, WebhookIngestor, DELIVERY_HEADER, REPLAY_WINDOW, SIGNATURE_HEADER,
+        TIMESTAMP_HEADER,
+    };
+    use crawl_core::Ingestor;
+    const SECRET: &[u8] = b"receiver-secret";
+    // A receiver on loopback that records what it got.
+    let got: Delivered = Arc::default();
+    let seen = Arc::clone(&got);
+    let app = Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let h = |n: &str| headers[n].to_str().unwrap().to_owned();
+                    seen.lock().unwrap().push((
+                        h(SIGNATURE_HEADER),
+                        h(TIMESTAMP_HEADER),
+                        h(DELIVERY_HEADER),
+                        body.to_vec(),
+                    ));
+                    StatusCode::NO_CONTENT
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let hook = WebhookIngestor::new(format!("http://{addr}/hook"), SECRET).unwrap();
+    let req = crawl_core::CrawlRequest::builder(ROOT).build().unwrap();
+    let job = crawl_core::JobRecord::new(
+        crawl_core::JobId::new(),
+        req,
+        time::OffsetDateTime::now_utc(),
+    );
+    hook.on_completed(&job, &[]).await.unwrap();
+    let (sig, ts, delivery, body) = got.lock().unwrap()[0].clone();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    // As delivered: accepted.
+    assert!(verify(SECRET, &body, &sig, &ts, &delivery, now));
+    // The same bytes replayed after the window: refused.
+    let later = now + i64::try_from(REPLAY_WINDOW.as_secs()).unwrap() + 1;
+    assert!(!verify(SECRET, &body, &sig, &ts, &delivery, later));
+    // A fresh timestamp on the old signature, another delivery id, another body: refused.
+    assert!(!verify(
+        SECRET,
+        &body,
+        &sig,
+        &later.to_string(),
+        &delivery,
+        later
+    ));
+    let other = format!("crawl.deleted:{}", job.id);
+    assert!(!verify(SECRET, &body, &sig, &ts, &other, now));
+    let mut tampered = body.clone();
+    tampered.extend_from_slice(b" ");
+    assert!(!verify(SECRET, &tampered, &sig, &ts, &delivery, now));
+    // The signature covers timestamp and delivery id: a body-only HMAC does not verify.
+    let ts_n: i64 = ts.parse().unwrap();
+    assert_eq!(sign(SECRET, ts_n, &delivery, &body), sig);
+    assert!(!verify(
+        SECRET,
+        &body,
+        &sign(SECRET, ts_n, "", &body),
+        &ts,
+        &delivery,
+        now
+    ));
 }
