@@ -111,3 +111,59 @@ async fn the_documented_body_starts_a_crawl_with_the_workers_policy() {
     assert!(rec.request.allow_private_network && rec.request.respect_robots);
     assert_eq!(rec.request.concurrency, CrawlPolicy::default().concurrency);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assistant_id_that_is_not_a_plain_id_is_refused() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let svc = services(&endpoint, CrawlPolicy::default()).await;
+    let job = JobId::new();
+    for id in ["a\", \"x\": \"y", "invalid id", "a/b"] {
+        let event =
+            json!({ "job_id": job, "assistant_id": id, "request": {"url": "https://a.test/"} });
+        let err = dispatch(&svc, "init", event).await.unwrap_err();
+        assert_eq!(err.error_type, ERR_INVALID, "{id}: {err:?}");
+        assert!(err.error_message.starts_with("assistant_id"), "{err:?}");
+    }
+    assert!(JobStore::get(&*svc.jobs, &job).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_key_is_read_from_secrets_manager() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    // Create the secret on the stand-in (Secrets Manager's JSON protocol).
+    let name = common::unique("hook");
+    let created = reqwest::Client::new()
+        .post(&endpoint)
+        .header("x-amz-target", "secretsmanager.CreateSecret")
+        .header("content-type", "application/x-amz-json-1.1")
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/secretsmanager/aws4_request, \
+             SignedHeaders=host, Signature=0",
+        )
+        .body(json!({"Name": name, "SecretString": "hmac-key-1"}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let created: serde_json::Value = serde_json::from_slice(&created).unwrap();
+    let arn = created["ARN"].as_str().unwrap();
+    let key = crawl_aws::lambda::read_secret(arn, Some(endpoint.clone()))
+        .await
+        .unwrap();
+    assert_eq!(key, "hmac-key-1");
+    let missing = format!("{arn}-missing");
+    let e = crawl_aws::lambda::read_secret(&missing, Some(endpoint))
+        .await
+        .unwrap_err();
+    assert!(
+        e.message().starts_with("KB_CRAWL_WEBHOOK_SECRET_ARN"),
+        "{e}"
+    );
+}

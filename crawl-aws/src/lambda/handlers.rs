@@ -90,6 +90,16 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         return level_state(svc, &job, 0, items.len());
     }
     if let Some(a) = ev.assistant_id.filter(|a| !a.is_empty()) {
+        // The job API's rule for the path id; the template maps anything else to 'invalid id'.
+        let ok = a.len() <= 128
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if !ok {
+            return Err(HandlerError::new(
+                ERR_INVALID,
+                "assistant_id: must be 1 to 128 characters of letters, digits, '-', '_' or '.'",
+            ));
+        }
         request.assistant_id = Some(a);
     }
     let record = JobRecord::new(job.clone(), request, svc.clock.now());
