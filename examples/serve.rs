@@ -3,7 +3,12 @@
 //!
 //! ```text
 //! cargo run --release --example serve -- [--addr 127.0.0.1:8080] [--data ./kb] [--allow-private-network]
+//!     [--allowed-host NAME[:PORT]]...
 //! ```
+//!
+//! The API answers only for the `Host` names of `--addr` (plus `localhost`, `127.0.0.1` and
+//! `[::1]` on its port when it listens on loopback or all addresses) and the `--allowed-host`
+//! names (the public name behind a proxy).
 //!
 //! Open `http://127.0.0.1:8080/` (assistant `demo`). The API is under `/assistants/...`.
 
@@ -33,6 +38,24 @@ struct Args {
     /// Allow crawling private, loopback and link-local hosts (needed for 127.0.0.1).
     #[arg(long)]
     allow_private_network: bool,
+    /// Another `Host` name the API answers for (repeatable), e.g. its name behind a proxy.
+    #[arg(long)]
+    allowed_host: Vec<String>,
+}
+
+/// The `Host` values a browser sends for `addr`, plus `extra`.
+fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Vec<String> {
+    let mut hosts = vec![addr.to_string()];
+    if addr.ip().is_loopback() || addr.ip().is_unspecified() {
+        let port = addr.port();
+        hosts.extend([
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+        ]);
+    }
+    hosts.extend(extra.iter().cloned());
+    hosts
 }
 
 #[tokio::main]
@@ -70,9 +93,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if !resumed.is_empty() {
         eprintln!("resumed {} interrupted crawl(s)", resumed.len());
     }
-    let state =
-        ApiState::in_process(runner, ingestor).allow_private_network(args.allow_private_network);
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    let state = ApiState::in_process(runner, ingestor)
+        .allow_private_network(args.allow_private_network)
+        .allowed_hosts(allowed_hosts(listener.local_addr()?, &args.allowed_host));
     eprintln!(
         "Website Sources: http://{}/ (assistant {ASSISTANT}); documents in {}",
         listener.local_addr()?,

@@ -73,6 +73,19 @@ impl ApiError {
         Self::new(StatusCode::TOO_MANY_REQUESTS, None, message)
     }
 
+    /// 500 for a backend failure of `kind`: a stable message, `"{kind}: the server could not
+    /// complete the request; the detail is in its log"`, never the backend's own text.
+    pub fn internal(kind: ErrorKind) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            None,
+            format!(
+                "{}: the server could not complete the request; the detail is in its log",
+                kind.code()
+            ),
+        )
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -112,9 +125,10 @@ impl From<crawl_core::Error> for ApiError {
             ErrorKind::NotFound => Self::not_found(message),
             ErrorKind::Conflict => Self::new(StatusCode::CONFLICT, None, message),
             ErrorKind::Unsupported => Self::new(StatusCode::NOT_IMPLEMENTED, None, message),
-            _ => {
-                tracing::error!(error = %e, "job API backend error");
-                Self::new(StatusCode::INTERNAL_SERVER_ERROR, None, e.to_string())
+            kind => {
+                // The detail (paths, bucket names, SDK messages) goes to the log only.
+                tracing::error!(error = %e, kind = kind.code(), "job API backend error");
+                Self::internal(kind)
             }
         }
     }

@@ -2,7 +2,9 @@
 
 mod auth;
 mod error;
+mod guard;
 pub mod ingest;
+mod limits;
 mod model;
 mod routes;
 mod runner;
@@ -11,6 +13,8 @@ pub mod ui;
 
 pub use auth::{AllowAll, Authorizer, DynAuthorizer};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use guard::SiteGuard;
+pub use limits::{Retention, DEFAULT_MAX_RUNNING_TOTAL, MAX_PAGE};
 pub use model::{CrawlJob, CrawlList, CrawlStarted};
 pub use routes::{router, ROUTES};
 pub use runner::{DynRunner, InProcessRunner, Runner};

@@ -37,11 +37,14 @@ pub struct CrawlJob {
     pub completed_at: Option<OffsetDateTime>,
 }
 
-/// Answer to `GET /assistants/{assistant_id}/crawls`: newest first.
+/// Answer to `GET /assistants/{assistant_id}/crawls`: newest first, one page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CrawlList {
-    /// The assistant's jobs.
+    /// The assistant's jobs (at most `limit`).
     pub crawls: Vec<CrawlJob>,
+    /// Pass it back as `nextToken` for the next page; `null` on the last page.
+    pub next_token: Option<String>,
 }
 
 impl From<&JobRecord> for CrawlStarted {

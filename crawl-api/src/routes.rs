@@ -1,14 +1,18 @@
 //! The four routes of the job API.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use crawl_core::{CrawlRequest, JobId, JobRecord, JobStatus};
+use crawl_core::{JobId, JobRecord, StartCrawl};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::limits::{self, MAX_PAGE};
 use crate::model::{CrawlJob, CrawlList, CrawlStarted};
 use crate::state::ApiState;
 
@@ -25,12 +29,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", LIST),
 ];
 
-/// The job API: mount it in a host's axum app.
+/// The job API: mount it in a host's axum app. Every route first passes the state's
+/// [`SiteGuard`](crate::SiteGuard) (Host, Origin, Content-Type), then the authorizer.
 pub fn router(state: ApiState) -> Router {
+    let site = Arc::clone(&state.site);
     Router::new()
         .route(START, post(start))
         .route(ONE, get(get_one).delete(delete))
         .route(LIST, get(list))
+        .layer(axum::middleware::from_fn_with_state(
+            site,
+            crate::guard::guard,
+        ))
         .with_state(state)
 }
 
@@ -69,40 +79,31 @@ async fn start(
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<CrawlStarted>)> {
     authorize(&state, &headers, &assistant).await?;
-    let body = parse_body(&body)?;
-    let url = match body.get("url") {
-        None | Some(Value::Null) => return Err(ApiError::invalid("url", "url: is required")),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(ApiError::invalid("url", "url: must be a string")),
-    };
-    let mut builder = CrawlRequest::builder(url)
-        .assistant_id(Some(assistant.clone()))
-        .allow_private_network(state.allow_private_network)
-        .guardrails(state.guardrails);
-    if let Some(d) = count_field(&body, "maxDepth")? {
-        builder = builder.max_depth(d);
-    }
-    if let Some(p) = count_field(&body, "maxPages")? {
-        builder = builder.max_pages(p);
-    }
-    let request = builder.build()?;
+    let body = StartCrawl::from_object(parse_body(&body)?)?;
+    let mut request = body.into_request(&state.policy, &state.guardrails)?;
+    request.assistant_id = Some(assistant.clone());
 
-    let _guard = state.start_lock.lock().await;
-    let running = state
-        .jobs
-        .list(Some(&assistant))
-        .await?
-        .iter()
-        .filter(|r| r.status == JobStatus::Running)
-        .count();
-    if running >= state.max_running_per_assistant {
+    let mut running = state.start_lock.lock().await;
+    running.refresh(&*state.jobs).await?;
+    let (mine, total) = running.counts(&assistant);
+    if mine >= state.max_running_per_assistant {
         return Err(ApiError::too_many(format!(
-            "assistant {assistant} already has {running} running crawl jobs (the limit is {}); \
+            "assistant {assistant} already has {mine} running crawl jobs (the limit is {}); \
              wait for one to finish or delete one",
             state.max_running_per_assistant
         )));
     }
+    if total >= state.max_running_total {
+        return Err(ApiError::too_many(format!(
+            "the server already runs {total} crawl jobs across all assistants (the limit is \
+             {}); try again when one has finished",
+            state.max_running_total
+        )));
+    }
     let id = state.runner.start(request).await?;
+    running.insert(id.clone(), assistant.clone());
+    drop(running);
+    sweep_if_due(&state);
     let record =
         state.jobs.get(&id).await?.ok_or_else(|| {
             ApiError::not_found(format!("crawl job {id} vanished after its start"))
@@ -114,26 +115,9 @@ fn parse_body(body: &[u8]) -> ApiResult<Map<String, Value>> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(ApiError::malformed(
-            "body: must be a JSON object {\"url\", \"maxDepth\", \"maxPages\"}",
+            "body: must be a JSON object {\"url\", \"maxDepth\", \"maxPages\", \"render\"}",
         )),
         Err(e) => Err(ApiError::malformed(format!("body: malformed JSON ({e})"))),
-    }
-}
-
-/// A non-negative whole-number field; numbers beyond `u32` saturate so the guardrail message
-/// names the limit.
-fn count_field(body: &Map<String, Value>, field: &str) -> ApiResult<Option<u32>> {
-    match body.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) if n.is_u64() => {
-            Ok(Some(n.as_u64().map_or(u32::MAX, |v| {
-                u32::try_from(v).unwrap_or(u32::MAX)
-            })))
-        }
-        Some(_) => Err(ApiError::invalid(
-            field,
-            format!("{field}: must be a whole number, at least 0"),
-        )),
     }
 }
 
@@ -147,20 +131,87 @@ async fn get_one(
     Ok(Json(CrawlJob::from(&record)))
 }
 
+/// Applies retention to every assistant's records, in the background, at most once per
+/// [`Retention::sweep_every`](crate::Retention).
+fn sweep_if_due(state: &ApiState) {
+    let now = state.clock.now();
+    {
+        let Ok(mut last) = state.last_sweep.lock() else {
+            return;
+        };
+        let every =
+            time::Duration::try_from(state.retention.sweep_every).unwrap_or(time::Duration::MAX);
+        if last.is_some_and(|t| now - t < every) {
+            return;
+        }
+        *last = Some(now);
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        if let Err(e) = sweep(&state, now).await {
+            tracing::warn!(error = %e, "job retention sweep failed");
+        }
+    });
+}
+
+async fn sweep(state: &ApiState, now: time::OffsetDateTime) -> crawl_core::Result<()> {
+    let mut by_assistant: HashMap<String, Vec<JobRecord>> = HashMap::new();
+    for r in state.jobs.list(None).await? {
+        by_assistant
+            .entry(r.assistant_id.clone().unwrap_or_default())
+            .or_default()
+            .push(r);
+    }
+    for (_, mut records) in by_assistant {
+        limits::sort_newest_first(&mut records);
+        let (_, dropped) = state.retention.split(records, now);
+        limits::drop_records(&*state.jobs, &dropped).await?;
+    }
+    Ok(())
+}
+
 async fn list(
     State(state): State<ApiState>,
     Path(assistant): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<CrawlList>> {
     authorize(&state, &headers, &assistant).await?;
-    let crawls = state
-        .jobs
-        .list(Some(&assistant))
-        .await?
+    let limit = match query.get("limit") {
+        None => MAX_PAGE,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
+            _ => {
+                return Err(ApiError::invalid(
+                    "limit",
+                    format!("limit: must be a whole number from 1 to {MAX_PAGE}"),
+                ))
+            }
+        },
+    };
+    let cursor = match query.get("nextToken") {
+        None => None,
+        Some(t) => Some(limits::decode_cursor(t).ok_or_else(|| {
+            ApiError::invalid("nextToken", "nextToken: not a token this API returned")
+        })?),
+    };
+    let mut records = state.jobs.list(Some(&assistant)).await?;
+    limits::sort_newest_first(&mut records);
+    let (kept, dropped) = state.retention.split(records, state.clock.now());
+    limits::drop_records(&*state.jobs, &dropped).await?;
+    let mut page: Vec<&JobRecord> = kept
         .iter()
-        .map(CrawlJob::from)
+        .filter(|r| cursor.as_ref().is_none_or(|c| limits::after(r, c)))
+        .take(limit + 1)
         .collect();
-    Ok(Json(CrawlList { crawls }))
+    let next_token = if page.len() > limit {
+        page.truncate(limit);
+        page.last().map(|r| limits::encode_cursor(r))
+    } else {
+        None
+    };
+    let crawls = page.into_iter().map(CrawlJob::from).collect();
+    Ok(Json(CrawlList { crawls, next_token }))
 }
 
 /// Stops the job if it runs (and waits for its end), removes it from the knowledge base, then
@@ -175,12 +226,12 @@ async fn delete(
     state.runner.cancel(&record.id).await?;
     let record = state.jobs.get(&record.id).await?.unwrap_or(record);
     state.ingestor.on_deleted(&record).await.map_err(|e| {
+        tracing::error!(job = %record.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             None,
-            format!(
-                "the knowledge base did not confirm the removal ({e}); the job is kept, retry the DELETE"
-            ),
+            "the knowledge base did not confirm the removal (the detail is in the server log); \
+             the job is kept, retry the DELETE",
         )
     })?;
     state.sink.delete_job(&record.id).await?;

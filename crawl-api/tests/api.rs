@@ -143,7 +143,8 @@ async fn start_get_list_and_delete_with_the_exact_field_names() {
     );
     let (status, list) = call(&app, "GET", "/assistants/asst-1/crawls", None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(keys(&list), set(&["crawls"]));
+    assert_eq!(keys(&list), set(&["crawls", "nextToken"]));
+    assert_eq!(list["nextToken"], Value::Null);
     let crawls = list["crawls"].as_array().unwrap();
     assert_eq!(crawls.len(), 2);
     assert_eq!(crawls[0]["crawlJobId"], second.as_str(), "newest first");
@@ -152,7 +153,7 @@ async fn start_get_list_and_delete_with_the_exact_field_names() {
         assert_eq!(keys(c), set(JOB_FIELDS));
     }
     let (_, other) = call(&app, "GET", "/assistants/asst-2/crawls", None).await;
-    assert_eq!(other, json!({"crawls": []}));
+    assert_eq!(other, json!({"crawls": [], "nextToken": null}));
 
     let (status, body) = call(
         &app,
@@ -255,7 +256,7 @@ async fn validation_errors_name_the_field_and_the_limit() {
     let (_, list) = call(&app, "GET", "/assistants/a/crawls", None).await;
     assert_eq!(
         list,
-        json!({"crawls": []}),
+        json!({"crawls": [], "nextToken": null}),
         "no refused request started a job"
     );
 }
@@ -279,7 +280,7 @@ async fn another_assistants_job_is_not_found_and_untouched() {
         assert!(v.get("status").is_none() && v.get("pagesTotal").is_none());
     }
     let (_, list) = call(&app, "GET", "/assistants/intruder/crawls", None).await;
-    assert_eq!(list, json!({"crawls": []}));
+    assert_eq!(list, json!({"crawls": [], "nextToken": null}));
     let (status, _) = call(&app, "GET", &format!("/assistants/owner/crawl/{id}"), None).await;
     assert_eq!(status, StatusCode::OK, "the owner still sees it");
     assert!(
@@ -349,7 +350,7 @@ async fn delete_while_running_cancels_first_and_leaves_nothing() {
     let (status, _) = call(&app, "GET", &format!("/assistants/a/crawl/{id}"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (_, list) = call(&app, "GET", "/assistants/a/crawls", None).await;
-    assert_eq!(list, json!({"crawls": []}));
+    assert_eq!(list, json!({"crawls": [], "nextToken": null}));
     // The job had ended before the sink was cleared: nothing of it may be written afterwards.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(

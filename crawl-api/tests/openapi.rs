@@ -95,8 +95,13 @@ fn every_serialized_field_is_declared() {
             "CrawlStarted",
             &serde_json::to_value(&started).unwrap(),
         );
-        let list = CrawlList { crawls: vec![job] };
-        check(&spec, "CrawlList", &serde_json::to_value(&list).unwrap());
+        for next_token in [Some("6a6f62".to_owned()), None] {
+            let list = CrawlList {
+                crawls: vec![job.clone()],
+                next_token,
+            };
+            check(&spec, "CrawlList", &serde_json::to_value(&list).unwrap());
+        }
     }
     for field in [Some("maxDepth".to_owned()), None] {
         let e = serde_json::to_value(ErrorBody {
@@ -111,11 +116,16 @@ fn every_serialized_field_is_declared() {
         assert_eq!(names(&e["error"]), names(&inner["properties"]));
         assert_eq!(names(&e["error"]), names(&inner["required"]));
     }
-    // The request body the start handler reads.
-    assert_eq!(
-        names(&schema(&spec, "StartCrawl")["properties"]),
-        ["maxDepth", "maxPages", "url"].map(String::from).into()
-    );
+    // The request body the start handler reads: every field of `StartCrawl`, nothing else.
+    let req = crawl_core::CrawlRequest::builder("https://a.test/")
+        .include(["/**"])
+        .exclude(["**/print/**"])
+        .build()
+        .unwrap();
+    let body = serde_json::to_value(crawl_core::StartCrawl::from(&req)).unwrap();
+    let start = schema(&spec, "StartCrawl");
+    assert_eq!(names(&start["properties"]), names(&body));
+    assert_eq!(start["additionalProperties"], Value::Bool(false));
 }
 
 #[tokio::test]

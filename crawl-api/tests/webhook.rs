@@ -14,7 +14,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::Router;
-use crawl_api::ingest::{verify, Manifest, WebhookIngestor, DELIVERY_HEADER, SIGNATURE_HEADER};
+use crawl_api::ingest::{
+    verify, Manifest, WebhookIngestor, DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER,
+};
 use crawl_api::router;
 use crawl_core::{CrawlRequest, Ingestor, JobId, JobRecord};
 use support::{eventually, state_with, CannedSite, WatchedSink, ROOT};
@@ -35,11 +37,22 @@ struct Receiver {
 
 async fn receive(State(r): State<Arc<Receiver>>, headers: HeaderMap, body: Bytes) -> StatusCode {
     r.requests.fetch_add(1, Ordering::SeqCst);
-    let sig = headers
-        .get(SIGNATURE_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !verify(SECRET, &body, sig) {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    if !verify(
+        SECRET,
+        &body,
+        &header(SIGNATURE_HEADER),
+        &header(TIMESTAMP_HEADER),
+        &header(DELIVERY_HEADER),
+        now,
+    ) {
         r.bad_signatures.fetch_add(1, Ordering::SeqCst);
         return StatusCode::UNAUTHORIZED;
     }

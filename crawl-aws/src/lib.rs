@@ -23,7 +23,7 @@ mod s3;
 pub mod sfn;
 
 #[cfg(feature = "aws-s3")]
-pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES};
+pub use s3::{S3Sink, S3SinkBuilder, MAX_PREFIX_BYTES, WORKING_STATE_PREFIX, WORKING_STATE_TAG};
 #[cfg(feature = "aws-dynamodb")]
 mod dynamo;
 

@@ -84,7 +84,12 @@ async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() 
         common::dedup(&endpoint, None).await,
         jobs,
     )
-    .with_guardrails(Guardrails::lifted());
+    .with_guardrails(Guardrails::lifted())
+    .with_policy(
+        crawl_core::CrawlPolicy::default()
+            .with_allow_private_network(true)
+            .with_rate(None),
+    );
     let with = |ingestor: &Arc<Counting>| base.clone().with_ingestor(Arc::clone(ingestor) as _);
 
     let url = serve().await;
@@ -96,7 +101,9 @@ async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() 
         .build()
         .unwrap();
     let job = JobId::new();
-    let level: LevelState = init(&base, InitEvent::new(job.clone(), req)).await.unwrap();
+    let level: LevelState = init(&base, InitEvent::new(job.clone(), &req))
+        .await
+        .unwrap();
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
     assert_eq!(scrape(&base, item).await.unwrap().outcome, "stored");

@@ -61,6 +61,11 @@ async fn services(endpoint: &str) -> Services {
         common::jobs(endpoint).await,
     )
     .with_guardrails(Guardrails::lifted())
+    .with_policy(
+        crawl_core::CrawlPolicy::default()
+            .with_allow_private_network(true)
+            .with_rate(None),
+    )
 }
 
 /// Runs init and the root's scrape; returns the root's outcome and its stored markdown.
@@ -74,7 +79,7 @@ async fn crawl_root(svc: &Services, url: &str) -> (String, Option<String>) {
         .build()
         .unwrap();
     let job = JobId::new();
-    let level = init(svc, InitEvent::new(job.clone(), req)).await.unwrap();
+    let level = init(svc, InitEvent::new(job.clone(), &req)).await.unwrap();
     assert!(level.has_next);
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();

@@ -108,7 +108,7 @@ async fn create_state_machine(h: &Harness) -> String {
 async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
     let sm = create_state_machine(h).await;
     let job = JobId::new();
-    let input = serde_json::to_string(&InitEvent::new(job.clone(), req.clone())).unwrap();
+    let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
     let ex = h
         .sfn(
             "StartExecution",
@@ -199,10 +199,14 @@ async fn serverless_crawl_stores_the_same_documents_as_the_embedded_engine() {
     let statuses: Vec<u16> = received.iter().map(|r| r.3).collect();
     assert_eq!(statuses, [503, 200], "{received:?}");
     let (signature, delivery, body, _) = &received[1];
+    let timestamp = h.webhook.lock().unwrap().timestamps[1].clone();
     assert!(crawl_api::ingest::verify(
         harness::WEBHOOK_SECRET,
         body,
-        signature
+        signature,
+        &timestamp,
+        delivery,
+        time::OffsetDateTime::now_utc().unix_timestamp(),
     ));
     assert_eq!(delivery, &format!("crawl.completed:{}", rec.id));
     let manifest: crawl_api::ingest::Manifest = serde_json::from_slice(body).unwrap();

@@ -15,6 +15,7 @@ pub mod politeness;
 pub mod request;
 pub mod sitemap;
 pub mod source;
+pub mod start;
 mod traits;
 pub mod url;
 
@@ -33,4 +34,5 @@ pub use request::{
     DEFAULT_MAX_LINKS_PER_PAGE,
 };
 pub use source::{PageBatch, PageState, SourceId, SourceRecord};
+pub use start::{CrawlPolicy, StartCrawl};
 pub use traits::*;

@@ -14,5 +14,6 @@ pub use chunk::{
 };
 pub use multi::MultiIngestor;
 pub use webhook::{
-    sign, verify, Manifest, ManifestDoc, WebhookIngestor, DELIVERY_HEADER, SIGNATURE_HEADER,
+    sign, verify, Manifest, ManifestDoc, WebhookIngestor, DELIVERY_HEADER, REPLAY_WINDOW,
+    SIGNATURE_HEADER, TIMESTAMP_HEADER,
 };

@@ -9,11 +9,18 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-/// Header carrying `sha256=<hex HMAC-SHA256 of the body>`.
+/// Header carrying `sha256=<hex>`, the HMAC-SHA256 of `"{timestamp}.{delivery}.{body}"`
+/// (see [`sign`]).
 pub const SIGNATURE_HEADER: &str = "x-kb-crawl-signature";
 /// Header carrying a delivery id, the same for every retry of one event
-/// (`crawl.completed:job-…`), so a receiver can drop a duplicate.
+/// (`crawl.completed:job-…`), so a receiver can drop a duplicate. Signed.
 pub const DELIVERY_HEADER: &str = "x-kb-crawl-delivery";
+/// Header carrying when this attempt was signed, Unix seconds. Signed.
+pub const TIMESTAMP_HEADER: &str = "x-kb-crawl-timestamp";
+/// How far a delivery's timestamp may be from the receiver's clock, either way, for
+/// [`verify`] to accept it: 5 minutes. A receiver that also remembers the delivery ids it
+/// accepted within this window refuses every replay.
+pub const REPLAY_WINDOW: Duration = Duration::from_secs(300);
 
 /// The body POSTed for each event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,36 +48,59 @@ pub struct ManifestDoc {
     pub content_hash: String,
 }
 
-/// `sha256=<hex>` of HMAC-SHA256(`secret`, `body`): what [`SIGNATURE_HEADER`] carries.
-pub fn sign(secret: &[u8], body: &[u8]) -> String {
+fn mac(secret: &[u8], timestamp: i64, delivery: &str, body: &[u8]) -> Hmac<Sha256> {
     // HMAC accepts keys of any length: `new_from_slice` cannot fail for it.
     let mut mac = match Hmac::<Sha256>::new_from_slice(secret) {
         Ok(m) => m,
         Err(_) => unreachable!("HMAC takes keys of any length"),
     };
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(delivery.as_bytes());
+    mac.update(b".");
     mac.update(body);
+    mac
+}
+
+/// `sha256=<hex>` of HMAC-SHA256(`secret`, `"{timestamp}.{delivery}.{body}"`): what
+/// [`SIGNATURE_HEADER`] carries, with `timestamp` (Unix seconds) in [`TIMESTAMP_HEADER`] and
+/// `delivery` in [`DELIVERY_HEADER`].
+pub fn sign(secret: &[u8], timestamp: i64, delivery: &str, body: &[u8]) -> String {
+    let mac = mac(secret, timestamp, delivery, body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Checks a [`SIGNATURE_HEADER`] value in constant time (for receivers and tests).
-pub fn verify(secret: &[u8], body: &[u8], header: &str) -> bool {
-    let Some(hex_sig) = header.strip_prefix("sha256=") else {
+/// What a receiver checks (and what this crate's tests check): the [`SIGNATURE_HEADER`]
+/// value matches the [`TIMESTAMP_HEADER`] and [`DELIVERY_HEADER`] values and the body
+/// (constant-time comparison), and the timestamp is within [`REPLAY_WINDOW`] of `now_unix`
+/// (the receiver's clock, Unix seconds). A replayed delivery older than the window, or one
+/// whose body, delivery id or timestamp was changed, is refused.
+pub fn verify(
+    secret: &[u8],
+    body: &[u8],
+    signature: &str,
+    timestamp: &str,
+    delivery: &str,
+    now_unix: i64,
+) -> bool {
+    let Ok(ts) = timestamp.trim().parse::<i64>() else {
+        return false;
+    };
+    let window = i64::try_from(REPLAY_WINDOW.as_secs()).unwrap_or(i64::MAX);
+    if now_unix.abs_diff(ts) > window.unsigned_abs() {
+        return false;
+    }
+    let Some(hex_sig) = signature.strip_prefix("sha256=") else {
         return false;
     };
     let Ok(sig) = hex::decode(hex_sig) else {
         return false;
     };
-    match Hmac::<Sha256>::new_from_slice(secret) {
-        Ok(mut mac) => {
-            mac.update(body);
-            mac.verify_slice(&sig).is_ok()
-        }
-        Err(_) => false,
-    }
+    mac(secret, ts, delivery, body).verify_slice(&sig).is_ok()
 }
 
 /// POSTs a [`Manifest`] to a URL for each completed and each deleted job, signed with
-/// HMAC-SHA256 in [`SIGNATURE_HEADER`], retried with exponential backoff on network errors,
+/// HMAC-SHA256 over timestamp, delivery id and body in [`SIGNATURE_HEADER`] (see [`verify`]), retried with exponential backoff on network errors,
 /// 5xx and 429 answers. Any 2xx is success; another 4xx fails at once (the receiver refused
 /// the manifest).
 #[derive(Clone)]
@@ -137,7 +167,6 @@ impl WebhookIngestor {
     async fn deliver(&self, manifest: &Manifest) -> Result<()> {
         let body = serde_json::to_vec(manifest)
             .map_err(|e| Error::new(ErrorKind::Internal, format!("manifest JSON: {e}")))?;
-        let signature = sign(&self.secret, &body);
         let delivery = format!("{}:{}", manifest.event, manifest.crawl_job_id);
         let mut wait = self.backoff;
         let mut last = String::new();
@@ -146,11 +175,15 @@ impl WebhookIngestor {
                 tokio::time::sleep(wait).await;
                 wait = wait.saturating_mul(2);
             }
+            // Signed per attempt: a retry after a long backoff is still inside the window.
+            let timestamp = time::OffsetDateTime::now_utc().unix_timestamp();
+            let signature = sign(&self.secret, timestamp, &delivery, &body);
             let sent = self
                 .client
                 .post(&self.url)
                 .header("content-type", "application/json")
                 .header(SIGNATURE_HEADER, &signature)
+                .header(TIMESTAMP_HEADER, timestamp.to_string())
                 .header(DELIVERY_HEADER, &delivery)
                 .body(body.clone())
                 .send()

@@ -1,12 +1,14 @@
 //! What flows between the states: the handlers' inputs and outputs (JSON, snake_case).
 
-use crawl_core::{CrawlRequest, JobId};
+use crawl_core::{CrawlRequest, JobId, StartCrawl};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-/// The execution input, and the init handler's event.
+/// The execution input, and the init handler's event. An unknown key, here or in `request`,
+/// refuses the event (`KbCrawl.InvalidInput`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
+#[serde(deny_unknown_fields)]
 pub struct InitEvent {
     /// The job's id (a fresh one when absent).
     #[serde(default)]
@@ -15,17 +17,20 @@ pub struct InitEvent {
     /// request's `assistantId`.
     #[serde(default)]
     pub assistant_id: Option<String>,
-    /// What to crawl.
-    pub request: CrawlRequest,
+    /// What to crawl: the API body (`url`, `maxDepth`, `maxPages`, `render`), the caller's
+    /// part only; the network policy, robots.txt, crawl delay and rate are the worker's
+    /// ([`Services::policy`](super::Services::policy)).
+    pub request: StartCrawl,
 }
 
 impl InitEvent {
-    /// An event for `request` with a chosen job id.
-    pub fn new(job_id: JobId, request: CrawlRequest) -> Self {
+    /// An event for the caller's part of `request` (url, depth, pages, render) with a chosen
+    /// job id; the owning assistant is the request's.
+    pub fn new(job_id: JobId, request: &CrawlRequest) -> Self {
         InitEvent {
             job_id: Some(job_id),
-            assistant_id: None,
-            request,
+            assistant_id: request.assistant_id.clone(),
+            request: StartCrawl::from(request),
         }
     }
 }

@@ -80,27 +80,40 @@ async fn admit(
         .collect())
 }
 
-/// Init: validates the request against the guardrails, creates the job, fetches robots.txt
-/// once (recorded for the other handlers), admits the root and writes level 0. Idempotent:
+/// Init: builds the job's request from the event's body (the caller's url, depth, pages and
+/// render mode) and [`Services::policy`] (everything else), validated against the
+/// guardrails; creates the job, fetches robots.txt once (recorded for the other handlers),
+/// admits the root and writes level 0. A job record that already exists (written by
+/// [`StepFunctionsRunner`](crate::sfn) or a first delivery) is the job's request. Idempotent:
 /// a second delivery returns the level already written.
 pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
-    ev.request
-        .validate(&svc.guardrails)
+    let mut request = ev
+        .request
+        .into_request(&svc.policy, &svc.guardrails)
         .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
     let job = ev.job_id.unwrap_or_default();
     if let Some(items) = get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(0)).await? {
         return level_state(svc, &job, 0, items.len());
     }
-    let mut request = ev.request;
     if let Some(a) = ev.assistant_id.filter(|a| !a.is_empty()) {
+        // The job API's rule for the path id; the template maps anything else to 'invalid id'.
+        let ok = a.len() <= 128
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if !ok {
+            return Err(HandlerError::new(
+                ERR_INVALID,
+                "assistant_id: must be 1 to 128 characters of letters, digits, '-', '_' or '.'",
+            ));
+        }
         request.assistant_id = Some(a);
     }
     let record = JobRecord::new(job.clone(), request, svc.clock.now());
-    match crawl_core::JobStore::create(&*svc.jobs, &record).await {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::Conflict => {}
+    let record = match crawl_core::JobStore::create(&*svc.jobs, &record).await {
+        Ok(()) => record,
+        Err(e) if e.kind() == ErrorKind::Conflict => record_of(svc, &job).await?,
         Err(e) => return Err(e.into()),
-    }
+    };
     let mut snapshot = None;
     let fetcher = svc.fetcher(&record.request, None, |inner| {
         let (rec, seen) = RecordingFetcher::new(inner);

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::politeness::{HostPolicies, RetryLayer, RobotsLayer};
-use crawl_core::{CrawlRequest, DynFetcher, DynIngestor, DynRenderer, Guardrails, Result};
+use crawl_core::{
+    CrawlPolicy, CrawlRequest, DynFetcher, DynIngestor, DynRenderer, Guardrails, Result,
+};
 
 use super::robots::{RobotsSnapshot, SeededRobots};
 use crate::dynamo::LevelLedger;
@@ -23,6 +25,9 @@ pub struct Services {
     pub jobs: Arc<DynamoJobStore>,
     /// Limits a request must stay within.
     pub guardrails: Guardrails,
+    /// The deployment's crawl policy (network, robots.txt, crawl delay, concurrency, rate)
+    /// the init handler gives every job: never taken from the event.
+    pub policy: CrawlPolicy,
     /// Time source (`fetched_at`).
     pub clock: DynClock,
     /// The browser of the scrape handler for requests whose render mode is `always` or
@@ -44,6 +49,7 @@ impl Services {
             dedup: Arc::new(dedup),
             jobs: Arc::new(jobs),
             guardrails: Guardrails::default(),
+            policy: CrawlPolicy::default(),
             clock: Arc::new(SystemClock),
             ingestor: None,
             renderer: None,
@@ -53,6 +59,12 @@ impl Services {
     /// Sets the guardrails.
     pub fn with_guardrails(mut self, g: Guardrails) -> Self {
         self.guardrails = g;
+        self
+    }
+
+    /// Sets the crawl policy of the jobs init creates.
+    pub fn with_policy(mut self, p: CrawlPolicy) -> Self {
+        self.policy = p;
         self
     }
 
@@ -71,8 +83,12 @@ impl Services {
 
     /// Configured from the environment: `KB_CRAWL_S3_BUCKET`, `KB_CRAWL_S3_PREFIX`,
     /// `KB_CRAWL_DEDUP_TABLE`, `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_AWS_ENDPOINT`, and
-    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise), and
-    /// `KB_CRAWL_WEBHOOK_URL` with `KB_CRAWL_WEBHOOK_SECRET`: when set, completed jobs are
+    /// `KB_CRAWL_GUARDRAILS` (JSON, e.g. `{"maxPages": 200}`; the defaults otherwise),
+    /// `KB_CRAWL_POLICY` (JSON [`CrawlPolicy`], e.g. `{"rate": 1, "maxCrawlDelay": 5}`; the
+    /// defaults otherwise: public network only, robots.txt obeyed, 2 requests/s), and
+    /// `KB_CRAWL_WEBHOOK_URL` with the key `KB_CRAWL_WEBHOOK_SECRET_ARN` (a Secrets Manager
+    /// secret read once here, at cold start; the template's way) or, for local runs,
+    /// `KB_CRAWL_WEBHOOK_SECRET` (the key itself): when set, completed jobs are
     /// handed to a [`WebhookIngestor`](crawl_api::ingest::WebhookIngestor) (a signed
     /// manifest POSTed to that URL). With the feature `aws-lambda-chrome`, a
     /// [`ChromeRenderer`](crawl_render::ChromeRenderer) on `KB_CRAWL_CHROMIUM` (else
@@ -87,6 +103,10 @@ impl Services {
             s.guardrails = serde_json::from_str(&g)
                 .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;
         }
+        if let Some(p) = crate::config::env("KB_CRAWL_POLICY") {
+            s.policy = serde_json::from_str(&p)
+                .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_POLICY: {e}")))?;
+        }
         #[cfg(feature = "aws-lambda-chrome")]
         {
             s.renderer = Some(Arc::new(lambda_renderer(crate::config::env(
@@ -94,11 +114,15 @@ impl Services {
             ))?));
         }
         if let Some(url) = crate::config::env("KB_CRAWL_WEBHOOK_URL") {
-            let secret = crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
-                crawl_core::Error::invalid(
-                    "KB_CRAWL_WEBHOOK_URL is set but KB_CRAWL_WEBHOOK_SECRET is not",
-                )
-            })?;
+            let secret = match crate::config::env("KB_CRAWL_WEBHOOK_SECRET_ARN") {
+                Some(arn) => read_secret(&arn, crate::config::env("KB_CRAWL_AWS_ENDPOINT")).await?,
+                None => crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
+                    crawl_core::Error::invalid(
+                        "KB_CRAWL_WEBHOOK_URL is set but neither KB_CRAWL_WEBHOOK_SECRET_ARN nor \
+                         KB_CRAWL_WEBHOOK_SECRET is",
+                    )
+                })?,
+            };
             s.ingestor = Some(Arc::new(crawl_api::ingest::WebhookIngestor::new(
                 url,
                 secret.into_bytes(),
@@ -134,6 +158,46 @@ impl Services {
             seeded
         })
     }
+}
+
+/// The `SecretString` of Secrets Manager secret `arn` (the webhook's HMAC key); `endpoint`
+/// overrides the service endpoint (a local stand-in, with static test credentials).
+pub async fn read_secret(arn: &str, endpoint: Option<String>) -> Result<String> {
+    let local = endpoint.is_some();
+    let conn = crate::config::Connection {
+        endpoint_url: endpoint,
+        ..crate::config::Connection::default()
+    };
+    let sdk = conn.load().await;
+    let mut cfg = aws_sdk_secretsmanager::config::Builder::from(&sdk);
+    if local {
+        cfg = cfg.credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
+            "testing", "testing", None, None, "kb-crawl",
+        ));
+    }
+    let client = aws_sdk_secretsmanager::Client::from_conf(cfg.build());
+    let out = client
+        .get_secret_value()
+        .secret_id(arn)
+        .send()
+        .await
+        .map_err(|e| {
+            crawl_core::Error::new(
+                crawl_core::ErrorKind::Storage,
+                format!(
+                    "KB_CRAWL_WEBHOOK_SECRET_ARN: cannot read the secret ({})",
+                    aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
+                ),
+            )
+        })?;
+    out.secret_string()
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            crawl_core::Error::invalid(
+                "KB_CRAWL_WEBHOOK_SECRET_ARN: the secret has no SecretString (store the key as text)",
+            )
+        })
 }
 
 /// A renderer for one page per invocation inside Lambda: one tab, and flags for Lambda's

@@ -26,6 +26,12 @@ const LIST_CONCURRENCY: usize = 16;
 /// Attempts of a conditional write that S3 answered with a transient conflict (409).
 const CONFLICT_ATTEMPTS: usize = 5;
 
+/// Aux names starting with this are the serverless crawl's working state.
+pub const WORKING_STATE_PREFIX: &str = "sfn-";
+/// The S3 object tag (`key=value`) put on working-state aux objects; `deploy/template.yaml`'s
+/// lifecycle rule expires them.
+pub const WORKING_STATE_TAG: &str = "kb-crawl=working-state";
+
 /// A [`Sink`] on S3: each document at `{prefix}/{job}/{domain}/{slug}.md` with content type
 /// `text/markdown; charset=utf-8` and metadata `url` (the URL, which is ASCII once parsed;
 /// any other byte would be percent-encoded) and `content-hash`.
@@ -440,12 +446,18 @@ impl Sink for S3Sink {
 
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         let key = aux_key(job, name).map_err(|e| e.with_backend(self.name.clone()))?;
-        self.client
+        let mut put = self
+            .client
             .put_object()
             .bucket(&self.bucket)
             .key(self.object_key(&key))
-            .content_type(aux_content_type(name))
-            .body(ByteStream::from(bytes))
+            .content_type(aux_content_type(name));
+        // The serverless crawl's working state (level lists, reports, robots snapshot): the
+        // deployment's lifecycle rule expires objects with this tag.
+        if name.starts_with(WORKING_STATE_PREFIX) {
+            put = put.tagging(WORKING_STATE_TAG);
+        }
+        put.body(ByteStream::from(bytes))
             .send()
             .await
             .map_err(|e| self.err(AwsError::sdk("PutObject", e)))?;

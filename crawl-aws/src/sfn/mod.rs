@@ -13,12 +13,18 @@ mod runner;
 #[cfg(feature = "aws-sfn-runner")]
 pub use runner::StepFunctionsRunner;
 
-/// The execution input for `request` as job `job`: `{"job_id": ..., "request": {...}}`.
+/// The execution input for `request` as job `job`:
+/// `{"job_id": ..., "assistant_id": ..., "request": {"url", "maxDepth", "maxPages", "render"}}`.
+/// Only the caller's part of the request travels: the init worker applies its own policy.
 pub fn execution_input(
     job: &crawl_core::JobId,
     request: &crawl_core::CrawlRequest,
 ) -> serde_json::Value {
-    serde_json::json!({ "job_id": job, "request": request })
+    serde_json::json!({
+        "job_id": job,
+        "assistant_id": request.assistant_id,
+        "request": crawl_core::StartCrawl::from(request),
+    })
 }
 
 pub use asl::{state_machine, states, SfnOptions, MAX_CONCURRENCY};

@@ -48,6 +48,8 @@ pub struct Webhook {
     pub fail_next: usize,
     /// Every request received: (signature header, delivery header, body, status answered).
     pub received: Vec<(String, String, Vec<u8>, u16)>,
+    /// The timestamp header of each request received, in the same order.
+    pub timestamps: Vec<String>,
 }
 
 /// The webhook's HMAC secret.
@@ -72,6 +74,8 @@ async fn webhook_handler(
     } else {
         StatusCode::OK
     };
+    h.timestamps
+        .push(header(crawl_api::ingest::TIMESTAMP_HEADER));
     h.received.push((
         header(crawl_api::ingest::SIGNATURE_HEADER),
         header(crawl_api::ingest::DELIVERY_HEADER),
@@ -210,6 +214,11 @@ impl Harness {
             .attempts(1);
         let svc = Services::new(sink, dedup, jobs)
             .with_guardrails(Guardrails::lifted())
+            .with_policy(
+                crawl_core::CrawlPolicy::default()
+                    .with_allow_private_network(true)
+                    .with_rate(None),
+            )
             .with_ingestor(Arc::new(ingestor));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let state = ProxyState {
