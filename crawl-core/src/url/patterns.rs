@@ -26,7 +26,8 @@ pub const MAX_PATTERNS: usize = 100;
 /// Longest pattern accepted, in bytes.
 pub const MAX_PATTERN_LEN: usize = 512;
 
-/// Compiled include and exclude patterns (see the [module docs](self) for the syntax).
+/// Compiled include and exclude patterns (the syntax is in the README, *Include and exclude
+/// patterns*).
 #[derive(Clone, Default)]
 pub struct UrlPatterns {
     include: Option<GlobSet>,
