@@ -208,6 +208,16 @@ impl PageBatch {
     pub fn new(pages: Vec<PageState>, next: Option<String>) -> Self {
         PageBatch { pages, next }
     }
+
+    /// A batch of `pages` (in url-key order); when `more` follow, `next` is the last page's
+    /// url key, so the listing goes on right after it.
+    pub fn ending(pages: Vec<PageState>, more: bool) -> Self {
+        let next = match pages.last() {
+            Some(last) if more => Some(PageState::url_key(&last.url)),
+            _ => None,
+        };
+        PageBatch { pages, next }
+    }
 }
 
 #[cfg(test)]

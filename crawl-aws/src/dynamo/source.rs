@@ -9,8 +9,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use crawl_core::{
-    Capabilities, Error, ErrorKind, PageBatch, PageState, Result, SourceId, SourceRecord,
-    SourceStore,
+    Capabilities, Error, PageBatch, PageState, Result, SourceId, SourceRecord, SourceStore,
 };
 use futures::{StreamExt, TryStreamExt};
 use url::Url;
@@ -356,17 +355,7 @@ impl SourceStore for DynamoSourceStore {
             }
             start = last;
         }
-        if pages.len() > limit {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                "list_pages overran its limit",
-            ));
-        }
-        let next = match pages.last() {
-            Some(p) if more => Some(PageState::url_key(&p.url)),
-            _ => None,
-        };
-        Ok(PageBatch::new(pages, next))
+        Ok(PageBatch::ending(pages, more))
     }
 
     fn capabilities(&self) -> Capabilities {

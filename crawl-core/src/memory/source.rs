@@ -117,11 +117,8 @@ impl SourceStore for MemorySourceStore {
             None => Box::new(map.iter()),
         };
         let pages: Vec<PageState> = iter.by_ref().take(limit).map(|(_, p)| p.clone()).collect();
-        let next = match (iter.next(), pages.last()) {
-            (Some(_), Some(last)) => Some(PageState::url_key(&last.url)),
-            _ => None,
-        };
-        Ok(PageBatch::new(pages, next))
+        let more = iter.next().is_some();
+        Ok(PageBatch::ending(pages, more))
     }
 }
 

@@ -174,11 +174,7 @@ impl SourceStore for RedbStore {
                 pages.push(serde_json::from_slice::<PageState>(v.value()).map_err(json_err)?);
             }
             let more = rows.next().is_some();
-            let next = match pages.last() {
-                Some(last) if more => Some(PageState::url_key(&last.url)),
-                _ => None,
-            };
-            Ok(PageBatch::new(pages, next))
+            Ok(PageBatch::ending(pages, more))
         })
         .await
     }
