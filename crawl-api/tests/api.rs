@@ -14,7 +14,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use crawl_api::{router, ApiError, Authorizer};
-use crawl_core::{DynIngestor, DynSink, Ingestor, JobRecord, StoredDoc};
+use crawl_core::{DynIngestor, DynSink, Ingestor, JobRecord};
 use serde_json::{json, Value};
 use support::{eventually, memory_state, state_with, ROOT};
 use tower::ServiceExt;
@@ -313,7 +313,11 @@ impl std::fmt::Display for Recorder {
 
 #[async_trait]
 impl Ingestor for Recorder {
-    async fn on_completed(&self, job: &JobRecord, _docs: &[StoredDoc]) -> crawl_core::Result<()> {
+    async fn on_completed(
+        &self,
+        job: &JobRecord,
+        _diff: &crawl_core::RunDiff,
+    ) -> crawl_core::Result<()> {
         self.completed.lock().unwrap().push(job.id.to_string());
         Ok(())
     }

@@ -264,7 +264,9 @@ async fn replayed_or_tampered_webhooks_are_refused() {
         req,
         time::OffsetDateTime::now_utc(),
     );
-    hook.on_completed(&job, &[]).await.unwrap();
+    hook.on_completed(&job, &crawl_core::RunDiff::default())
+        .await
+        .unwrap();
     let (sig, ts, delivery, body) = got.lock().unwrap()[0].clone();
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     // As delivered: accepted.

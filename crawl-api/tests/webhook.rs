@@ -196,7 +196,7 @@ async fn the_manifest_has_the_documented_fields_and_a_valid_signature() {
     );
     let rec = record();
     webhook(addr, SECRET)
-        .on_completed(&rec, &[doc])
+        .on_completed(&rec, &crawl_core::RunDiff::all_added(vec![doc]))
         .await
         .unwrap();
     let m = serde_json::to_value(&receiver.manifests.lock().unwrap()[0]).unwrap();
@@ -216,7 +216,7 @@ async fn a_wrong_secret_fails_without_retry_and_a_dead_receiver_after_the_attemp
     let receiver = Arc::new(Receiver::default());
     let addr = serve(Arc::clone(&receiver)).await;
     let e = webhook(addr, b"wrong")
-        .on_completed(&record(), &[])
+        .on_completed(&record(), &crawl_core::RunDiff::default())
         .await
         .unwrap_err();
     assert_eq!(

@@ -37,7 +37,12 @@ impl fmt::Display for Counting {
 
 #[async_trait]
 impl Ingestor for Counting {
-    async fn on_completed(&self, _job: &JobRecord, docs: &[StoredDoc]) -> crawl_core::Result<()> {
+    async fn on_completed(
+        &self,
+        _job: &JobRecord,
+        diff: &crawl_core::RunDiff,
+    ) -> crawl_core::Result<()> {
+        let docs: &[StoredDoc] = &diff.upserts;
         assert_eq!(docs.len(), 1, "{docs:?}");
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.hang {

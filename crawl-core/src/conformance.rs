@@ -197,7 +197,73 @@ pub async fn sink_suite(s: Arc<dyn Sink>) {
         sink_title_collision(r).await;
         sink_delete_isolation(r).await;
         sink_aux(r).await;
+        sink_remove_one(r).await;
     }
+}
+
+/// `remove` takes one URL's document out of its job (file and listing), leaves the job's
+/// other documents and other jobs alone, and is safe to re-run; `delete_aux` likewise.
+pub async fn sink_remove_one(s: &dyn Sink) {
+    let job = JobId::new();
+    let other = JobId::new();
+    let a = sample_doc(&job, "https://example.com/a", Some("A"), "a\n");
+    let b = sample_doc(&job, "https://example.com/b", Some("B"), "b\n");
+    let a2 = sample_doc(&other, "https://example.com/a", Some("A"), "a\n");
+    let ka = s.put(&a).await.expect("put a");
+    let kb = s.put(&b).await.expect("put b");
+    let k2 = s.put(&a2).await.expect("put other a");
+    let removed = s.remove(&job, &a.meta.url).await.expect("remove");
+    assert_eq!(
+        removed.as_ref(),
+        Some(&ka),
+        "{s}: remove returns what was stored"
+    );
+    assert!(
+        s.get(&ka.key).await.expect("get").is_none(),
+        "{s}: removed doc still there"
+    );
+    assert_eq!(
+        s.list(&job).await.expect("list"),
+        vec![kb.clone()],
+        "{s}: listing after remove"
+    );
+    assert!(
+        s.get(&kb.key).await.expect("get").is_some(),
+        "{s}: sibling removed"
+    );
+    assert!(
+        s.get(&k2.key).await.expect("get").is_some(),
+        "{s}: other job's doc removed"
+    );
+    assert_eq!(
+        s.remove(&job, &a.meta.url).await.expect("re-remove"),
+        None,
+        "{s}: re-remove"
+    );
+    // Put back, it is listed again.
+    let again = s.put(&a).await.expect("put again");
+    assert_eq!(again.url, a.meta.url, "{s}");
+    assert_eq!(
+        s.list(&job).await.expect("list").len(),
+        2,
+        "{s}: put after remove"
+    );
+    let aux = s
+        .put_aux(&job, "pending-x.md", b"x".to_vec())
+        .await
+        .expect("aux");
+    s.delete_aux(&job, "pending-x.md")
+        .await
+        .expect("delete aux");
+    assert!(
+        s.get(&aux).await.expect("get").is_none(),
+        "{s}: aux still there"
+    );
+    s.delete_aux(&job, "pending-x.md")
+        .await
+        .expect("re-delete aux");
+    s.delete_job(&job).await.expect("cleanup");
+    s.delete_job(&other).await.expect("cleanup");
 }
 
 // ---------------------------------------------------------------- DedupStore

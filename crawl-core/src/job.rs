@@ -136,6 +136,37 @@ pub struct Progress {
     /// level, serverless) that links to it; `links_per_page` counts the in-scope links a
     /// page had beyond `max_links_per_page`, on every page.
     pub excluded: BTreeMap<String, u64>,
+    /// What a run of a source changed in the knowledge base (all zero for a crawl that is
+    /// not a run of a source; set when the run finalises).
+    #[serde(default)]
+    pub changes: ChangeCounts,
+}
+
+/// The diff of a run: pages added, changed, unchanged and removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ChangeCounts {
+    /// Pages new in this run.
+    pub added: u64,
+    /// Pages whose markdown changed.
+    pub changed: u64,
+    /// Pages fetched (or confirmed by `304`) with the same markdown.
+    pub unchanged: u64,
+    /// Pages removed from the knowledge base.
+    pub removed: u64,
+}
+
+impl ChangeCounts {
+    /// Counts of `added`, `changed`, `unchanged`, `removed`.
+    pub fn new(added: u64, changed: u64, unchanged: u64, removed: u64) -> Self {
+        ChangeCounts {
+            added,
+            changed,
+            unchanged,
+            removed,
+        }
+    }
 }
 
 /// How one admitted page ended.

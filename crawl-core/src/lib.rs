@@ -24,7 +24,7 @@ pub mod conformance;
 
 pub use engine::{default_fetcher, Crawler, CrawlerBuilder, JobHandle, TemplateOptions};
 pub use error::{Error, ErrorKind, Result};
-pub use job::{JobId, JobRecord, JobStatus, PageOutcome, Progress};
+pub use job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome, Progress};
 pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
     RenderedPage, StoredDoc, Validators, WaitStrategy,
@@ -33,6 +33,6 @@ pub use request::{
     CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, SitemapMode, WwwPolicy,
     DEFAULT_MAX_LINKS_PER_PAGE,
 };
-pub use source::{PageBatch, PageState, SourceId, SourceRecord};
+pub use source::{PageBatch, PageChange, PageState, RunDiff, SourceId, SourceRecord, SyncTarget};
 pub use start::{CrawlPolicy, StartCrawl};
 pub use traits::*;

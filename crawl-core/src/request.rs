@@ -160,6 +160,12 @@ pub struct CrawlRequest {
     /// dedup; the rest are counted as excluded `links_per_page` and never looked up.
     #[serde(default = "default_links_per_page")]
     pub max_links_per_page: u32,
+    /// When set, the crawl is a run of this source: it compares each page with the
+    /// source's stored version and writes into the source's documents (see
+    /// [`Crawler::start_sync`](crate::Crawler::start_sync)). Set by the engine, never by
+    /// a caller's body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<crate::source::SyncTarget>,
 }
 
 fn yes() -> bool {
@@ -477,6 +483,7 @@ impl CrawlRequestBuilder {
             exclude: self.exclude,
             sitemap: self.sitemap,
             max_links_per_page: self.max_links_per_page,
+            sync: None,
         })
     }
 }

@@ -106,6 +106,14 @@ pub struct SourceRecord {
     /// The settings its runs use (the crawl request's JSON), kept as given.
     #[serde(default)]
     pub settings: serde_json::Value,
+    /// The job whose key prefix holds the source's documents: its first run. Every later
+    /// run writes there, so a page keeps one document key for the life of the source.
+    #[serde(default)]
+    pub documents: Option<JobId>,
+    /// The site template learned so far (its blocks, as markdown): a later run strips it
+    /// before comparing a page with its stored version.
+    #[serde(default)]
+    pub template: String,
 }
 
 impl SourceRecord {
@@ -119,7 +127,63 @@ impl SourceRecord {
             created_at: now,
             last_run: None,
             settings: serde_json::Value::Null,
+            documents: None,
+            template: String::new(),
         }
+    }
+}
+
+/// The source a crawl is a run of, and where its documents live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SyncTarget {
+    /// The source.
+    pub source: SourceId,
+    /// The job whose key prefix holds the source's documents ([`SourceRecord::documents`]).
+    pub documents: JobId,
+}
+
+impl SyncTarget {
+    /// A run of `source` writing under `documents`.
+    pub fn new(source: SourceId, documents: JobId) -> Self {
+        SyncTarget { source, documents }
+    }
+}
+
+/// How a run of a source changed one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PageChange {
+    /// New in this run.
+    Added,
+    /// Stored before; its markdown changed.
+    Changed,
+    /// Stored before; the same markdown (or the server said `304 Not Modified`).
+    Unchanged,
+    /// Gone from the site on evidence (see the README's removal rule).
+    Removed,
+    /// Fetched again with a different body; whether it changed is decided when the run
+    /// finalises, once this run's site template is known. Never seen after a run ends.
+    Pending,
+}
+
+impl PageChange {
+    /// `added`, `changed`, `unchanged`, `removed` or `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageChange::Added => "added",
+            PageChange::Changed => "changed",
+            PageChange::Unchanged => "unchanged",
+            PageChange::Removed => "removed",
+            PageChange::Pending => "pending",
+        }
+    }
+}
+
+impl fmt::Display for PageChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -150,6 +214,16 @@ pub struct PageState {
     /// must still follow an unchanged page's links.
     #[serde(default)]
     pub links: Vec<Url>,
+    /// How the run `last_seen` changed the page.
+    #[serde(default)]
+    pub change: Option<PageChange>,
+    /// The content hash before the run `last_seen` (`None` for a page it added).
+    #[serde(default)]
+    pub previous_hash: Option<String>,
+    /// Why a page was found unchanged (`not_modified`, `same_content`, `sitemap_lastmod`) or
+    /// removed (the evidence, e.g. `http_404`, `not_reached`).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 impl PageState {
@@ -170,6 +244,33 @@ impl PageState {
             fetched_at,
             last_seen: run,
             links: Vec::new(),
+            change: None,
+            previous_hash: None,
+            reason: None,
+        }
+    }
+
+    /// With how the run `last_seen` changed it, the hash before that run, and the reason.
+    pub fn with_change(
+        mut self,
+        change: PageChange,
+        previous_hash: Option<String>,
+        reason: Option<&str>,
+    ) -> Self {
+        self.change = Some(change);
+        self.previous_hash = previous_hash;
+        self.reason = reason.map(str::to_owned);
+        self
+    }
+
+    /// The hash the page had before run `run`: for a page that run already touched (a
+    /// resumed run processing it again), what it had before; else its stored hash. `None`
+    /// when `run` added it.
+    pub fn hash_before(&self, run: &JobId) -> Option<String> {
+        if &self.last_seen == run {
+            self.previous_hash.clone()
+        } else {
+            Some(self.content_hash.clone())
         }
     }
 
@@ -217,6 +318,29 @@ impl PageBatch {
             _ => None,
         };
         PageBatch { pages, next }
+    }
+}
+
+/// What a run of a source changed: the documents to hand to the knowledge base.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunDiff {
+    /// Counters.
+    pub counts: crate::job::ChangeCounts,
+    /// Documents added or changed.
+    pub upserts: Vec<crate::page::StoredDoc>,
+    /// Documents removed (their keys are gone from the sink).
+    pub deletions: Vec<crate::page::StoredDoc>,
+}
+
+impl RunDiff {
+    /// The diff of a crawl that is not a run of a source: every document it stored, added.
+    pub fn all_added(docs: Vec<crate::page::StoredDoc>) -> Self {
+        RunDiff {
+            counts: crate::job::ChangeCounts::new(docs.len() as u64, 0, 0, 0),
+            upserts: docs,
+            deletions: Vec::new(),
+        }
     }
 }
 

@@ -78,6 +78,25 @@ impl JobManifest {
         self.key_holder.insert(k, u);
         self.by_url.insert(u, (k, h)) != Some((k, h))
     }
+
+    /// Forgets a removed document: its URL holds no key, its key is free.
+    fn forget(&mut self, url: &str, key: &str) {
+        let k = digest(key);
+        if self.key_holder.get(&k) == Some(&digest(url)) {
+            self.key_holder.remove(&k);
+        }
+        self.by_url.remove(&digest(url));
+    }
+}
+
+/// One line of `manifest.jsonl`: a document as stored, or (`removed`) a tombstone saying
+/// the URL's document was removed.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ManifestLine {
+    #[serde(flatten)]
+    doc: StoredDoc,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    removed: bool,
 }
 
 /// What the index knows of the key a document's URL already holds.
@@ -168,8 +187,11 @@ impl FsSink {
 }
 
 /// Calls `each` for every entry of a job's `manifest.jsonl`, in order, reading it line by
-/// line (a missing file has no entries).
-fn read_manifest(path: &Path, mut each: impl FnMut(StoredDoc)) -> std::result::Result<(), FsError> {
+/// line (a missing file has no entries); `true` marks a removal.
+fn read_manifest(
+    path: &Path,
+    mut each: impl FnMut(StoredDoc, bool),
+) -> std::result::Result<(), FsError> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -183,29 +205,38 @@ fn read_manifest(path: &Path, mut each: impl FnMut(StoredDoc)) -> std::result::R
             return Ok(());
         }
         // A torn last line (process killed mid-append) is ignored; its document is re-put.
-        if let Ok(s) = serde_json::from_str::<StoredDoc>(line.trim_end()) {
-            each(s);
+        if let Ok(l) = serde_json::from_str::<ManifestLine>(line.trim_end()) {
+            each(l.doc, l.removed);
         }
     }
 }
 
 fn load_manifest(path: &Path) -> Result<JobManifest> {
     let mut m = JobManifest::default();
-    read_manifest(path, |s| {
-        m.record(s.url.as_str(), &s.key, &s.content_hash);
+    read_manifest(path, |s, removed| {
+        if removed {
+            m.forget(s.url.as_str(), &s.key);
+        } else {
+            m.record(s.url.as_str(), &s.key, &s.content_hash);
+        }
     })?;
     Ok(m)
 }
 
 /// The key `url` holds according to the manifest on disk (its latest line).
 fn key_on_disk(path: &Path, url: &str) -> std::result::Result<Option<String>, FsError> {
-    let mut key = None;
-    read_manifest(path, |s| {
+    Ok(entry_on_disk(path, url)?.map(|s| s.key))
+}
+
+/// What `url` holds according to the manifest on disk (its latest line; `None` once removed).
+fn entry_on_disk(path: &Path, url: &str) -> std::result::Result<Option<StoredDoc>, FsError> {
+    let mut entry = None;
+    read_manifest(path, |s, removed| {
         if s.url.as_str() == url {
-            key = Some(s.key);
+            entry = (!removed).then_some(s);
         }
     })?;
-    Ok(key)
+    Ok(entry)
 }
 
 /// Every document of a job's manifest, the latest entry per URL, sorted by key.
@@ -216,18 +247,25 @@ fn list_manifest(path: &Path, expected: usize) -> std::result::Result<Vec<Stored
     // URL digest → position in `docs`. Two URLs sharing a digest (never seen in practice)
     // fall back to a scan.
     let mut at: HashMap<u64, usize> = HashMap::with_capacity(expected);
-    read_manifest(path, |s| match at.entry(digest(s.url.as_str())) {
-        Entry::Occupied(e) if docs[*e.get()].url == s.url => docs[*e.get()] = s,
-        Entry::Occupied(_) => match docs.iter().position(|d| d.url == s.url) {
-            Some(i) => docs[i] = s,
-            None => docs.push(s),
-        },
-        Entry::Vacant(e) => {
-            e.insert(docs.len());
-            docs.push(s);
+    // A removed URL keeps its slot with an empty key until the end (its tombstone).
+    read_manifest(path, |mut s, removed| {
+        if removed {
+            s.key.clear();
+        }
+        match at.entry(digest(s.url.as_str())) {
+            Entry::Occupied(e) if docs[*e.get()].url == s.url => docs[*e.get()] = s,
+            Entry::Occupied(_) => match docs.iter().position(|d| d.url == s.url) {
+                Some(i) => docs[i] = s,
+                None => docs.push(s),
+            },
+            Entry::Vacant(e) => {
+                e.insert(docs.len());
+                docs.push(s);
+            }
         }
     })?;
     drop(at);
+    docs.retain(|d| !d.key.is_empty());
     // Unstable sort: no scratch buffer of half the list (a URL has one key, keys are unique).
     docs.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| a.url.cmp(&b.url)));
     Ok(docs)
@@ -418,6 +456,60 @@ impl Sink for FsSink {
         })
         .await
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+    }
+
+    async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
+        let manifest = self.manifest(job).await?;
+        let poisoned = || Error::new(ErrorKind::Internal, "FsSink lock poisoned");
+        let present = manifest
+            .lock()
+            .map_err(|_| poisoned())?
+            .by_url
+            .contains_key(&digest(url.as_str()));
+        if !present {
+            return Ok(None);
+        }
+        let mpath = self.manifest_path(job);
+        let (path, u) = (mpath.clone(), url.as_str().to_owned());
+        let Some(entry) = blocking(move || entry_on_disk(&path, &u)).await? else {
+            return Ok(None);
+        };
+        let file = self.path_of(&entry.key)?;
+        let line = serde_json::to_string(&ManifestLine {
+            doc: entry.clone(),
+            removed: true,
+        })
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        let held = self.gate(job)?.read_owned().await;
+        blocking(move || {
+            let _held = held;
+            match std::fs::remove_file(&file) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &file)(e)),
+            }
+            append_line(&mpath, &line)
+        })
+        .await?;
+        manifest
+            .lock()
+            .map_err(|_| poisoned())?
+            .forget(entry.url.as_str(), &entry.key);
+        Ok(Some(entry))
+    }
+
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        let path = self.path_of(&aux_key(job, name)?)?;
+        let held = self.gate(job)?.read_owned().await;
+        blocking(move || {
+            let _held = held;
+            match std::fs::remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(io("remove", &path)(e)),
+            }
+        })
+        .await
     }
 
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {

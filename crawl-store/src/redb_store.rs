@@ -565,6 +565,17 @@ impl JobStore for RedbStore {
         .await
     }
 
+    async fn record_changes(&self, job: &JobId, changes: &crawl_core::ChangeCounts) -> Result<()> {
+        let job = job.clone();
+        let changes = *changes;
+        self.write_durable(move |tx| {
+            let mut r = load_job(tx, &job)?;
+            r.progress.changes = changes;
+            save_job(tx, &r)
+        })
+        .await
+    }
+
     async fn finish(
         &self,
         job: &JobId,

@@ -1,9 +1,10 @@
 //! [`ChunkIngestor`]: heading-aware RAG chunks of a job's documents, as `chunks.jsonl`.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use async_trait::async_trait;
-use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, StoredDoc};
+use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -65,8 +66,11 @@ pub fn chunk_document(doc: &StoredDoc, file: &str, max_chars: usize) -> Vec<Chun
 /// Reads each stored document back from the sink, splits it into heading-aware chunks
 /// (headings, then ~1,500-byte pieces at paragraph boundaries, never inside a code block)
 /// and writes them as JSON lines to `{job-id}/chunks.jsonl` with
-/// [`Sink::put_aux`](crawl_core::Sink::put_aux). Deleting the job's objects removes the file,
-/// so [`on_deleted`](Ingestor::on_deleted) has nothing to do.
+/// [`Sink::put_aux`](crawl_core::Sink::put_aux). For a run of a source the file is the
+/// source's, beside its documents (`{documents-job}/chunks.jsonl`): each run replaces the
+/// chunks of the pages it added or changed and drops those of the pages it removed, so the
+/// file always holds the chunks of the source's current documents. Deleting the job's
+/// objects removes the file, so [`on_deleted`](Ingestor::on_deleted) has nothing to do.
 #[derive(Debug, Clone)]
 pub struct ChunkIngestor {
     sink: DynSink,
@@ -98,9 +102,30 @@ impl fmt::Display for ChunkIngestor {
 
 #[async_trait]
 impl Ingestor for ChunkIngestor {
-    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+        let home = job.request.sync.as_ref().map_or(&job.id, |s| &s.documents);
         let mut out = Vec::new();
-        for doc in docs {
+        // The chunks of pages this diff does not touch stay as they were.
+        if job.request.sync.is_some() {
+            let touched: HashSet<&str> = diff
+                .upserts
+                .iter()
+                .chain(&diff.deletions)
+                .map(|d| d.url.as_str())
+                .collect();
+            let key = crawl_core::keys::aux_key(home, CHUNKS_FILE)?;
+            if let Some(old) = self.sink.get(&key).await? {
+                for line in old.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                    let keep = serde_json::from_slice::<Chunk>(line)
+                        .is_ok_and(|c| !touched.contains(c.url.as_str()));
+                    if keep {
+                        out.extend_from_slice(line);
+                        out.push(b'\n');
+                    }
+                }
+            }
+        }
+        for doc in &diff.upserts {
             let bytes = self.sink.get(&doc.key).await?.ok_or_else(|| {
                 Error::new(
                     ErrorKind::NotFound,
@@ -115,7 +140,7 @@ impl Ingestor for ChunkIngestor {
                 out.push(b'\n');
             }
         }
-        self.sink.put_aux(&job.id, CHUNKS_FILE, out).await?;
+        self.sink.put_aux(home, CHUNKS_FILE, out).await?;
         Ok(())
     }
 
@@ -167,7 +192,7 @@ mod tests {
         let (sink, record, doc) = setup().await;
         let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
         ingestor
-            .on_completed(&record, std::slice::from_ref(&doc))
+            .on_completed(&record, &RunDiff::all_added(vec![doc.clone()]))
             .await
             .unwrap();
         let first = chunks(&sink, &record.id).await;
@@ -197,7 +222,10 @@ mod tests {
         );
 
         // Re-ingesting the unchanged page is an idempotent upsert: same ids, same file.
-        ingestor.on_completed(&record, &[doc]).await.unwrap();
+        ingestor
+            .on_completed(&record, &RunDiff::all_added(vec![doc]))
+            .await
+            .unwrap();
         assert_eq!(chunks(&sink, &record.id).await, first);
         ingestor.on_deleted(&record).await.unwrap();
         ingestor.on_deleted(&record).await.unwrap();
@@ -213,7 +241,7 @@ mod tests {
         let (sink, record, mut doc) = setup().await;
         doc.key = format!("{}/gone.md", record.id);
         let e = ChunkIngestor::new(sink)
-            .on_completed(&record, &[doc])
+            .on_completed(&record, &RunDiff::all_added(vec![doc]))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotFound);

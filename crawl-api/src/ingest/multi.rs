@@ -3,7 +3,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use crawl_core::{DynIngestor, Ingestor, JobRecord, Result, StoredDoc};
+use crawl_core::{DynIngestor, Ingestor, JobRecord, Result, RunDiff};
 
 /// Calls each ingestor in order. Every one is called even when an earlier one failed; the
 /// first error is returned.
@@ -28,10 +28,10 @@ impl fmt::Display for MultiIngestor {
 
 #[async_trait]
 impl Ingestor for MultiIngestor {
-    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
         let mut first = Ok(());
         for i in &self.all {
-            let r = i.on_completed(job, docs).await;
+            let r = i.on_completed(job, diff).await;
             if first.is_ok() {
                 first = r;
             }

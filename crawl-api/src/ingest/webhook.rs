@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use crawl_core::{Error, ErrorKind, Ingestor, JobRecord, Result, StoredDoc};
+use crawl_core::{Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -32,8 +32,15 @@ pub struct Manifest {
     pub crawl_job_id: String,
     /// The owning assistant (`null` for jobs started outside the API).
     pub assistant_id: Option<String>,
-    /// The stored documents (empty for `crawl.deleted`).
+    /// The documents to ingest: every stored document of a crawl; for a run of a source,
+    /// those it added or changed (empty for `crawl.deleted`).
     pub documents: Vec<ManifestDoc>,
+    /// The documents a run of a source removed: delete them from the knowledge base.
+    #[serde(default)]
+    pub removed: Vec<ManifestDoc>,
+    /// The source the run belongs to, for a run of a source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
 }
 
 /// One document of a [`Manifest`].
@@ -215,19 +222,23 @@ impl WebhookIngestor {
 
 #[async_trait]
 impl Ingestor for WebhookIngestor {
-    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()> {
-        self.deliver(&Manifest {
-            event: "crawl.completed".into(),
-            crawl_job_id: job.id.to_string(),
-            assistant_id: job.assistant_id.clone(),
-            documents: docs
-                .iter()
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+        let entries = |docs: &[StoredDoc]| {
+            docs.iter()
                 .map(|d| ManifestDoc {
                     url: d.url.to_string(),
                     key: d.key.clone(),
                     content_hash: d.content_hash.clone(),
                 })
-                .collect(),
+                .collect()
+        };
+        self.deliver(&Manifest {
+            event: "crawl.completed".into(),
+            crawl_job_id: job.id.to_string(),
+            assistant_id: job.assistant_id.clone(),
+            documents: entries(&diff.upserts),
+            removed: entries(&diff.deletions),
+            source_id: job.request.sync.as_ref().map(|s| s.source.to_string()),
         })
         .await
     }
@@ -238,6 +249,8 @@ impl Ingestor for WebhookIngestor {
             crawl_job_id: job.id.to_string(),
             assistant_id: job.assistant_id.clone(),
             documents: Vec::new(),
+            removed: Vec::new(),
+            source_id: job.request.sync.as_ref().map(|s| s.source.to_string()),
         })
         .await
     }

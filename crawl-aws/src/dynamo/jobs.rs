@@ -33,6 +33,8 @@ pub(super) const PROCESSED: &str = "pages_processed";
 pub(super) const STORED: &str = "stored";
 pub(super) const SKIPPED: &str = "skipped";
 pub(super) const EXCLUDED: &str = "excluded";
+/// The diff counters of a run of a source (a map: added, changed, unchanged, removed).
+const CHANGES: &str = "changes";
 /// When the job's documents were handed to the ingestor (RFC 3339), once.
 const INGESTED_AT: &str = "ingested_at";
 /// Epoch seconds until which one finalise run holds the ingestion hand-off.
@@ -200,6 +202,14 @@ impl DynamoJobStore {
         r.progress.stored = get_n(item, STORED).unwrap_or(0);
         r.progress.skipped = get_counts(item, SKIPPED);
         r.progress.excluded = get_counts(item, EXCLUDED);
+        let c = get_counts(item, CHANGES);
+        let at = |k: &str| c.get(k).copied().unwrap_or(0);
+        r.progress.changes = crawl_core::ChangeCounts::new(
+            at("added"),
+            at("changed"),
+            at("unchanged"),
+            at("removed"),
+        );
         Ok(r)
     }
 
@@ -493,6 +503,23 @@ impl JobStore for DynamoJobStore {
                     .expression_attribute_values(format!(":n{i}"), n(**c));
             }
             r
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn record_changes(&self, job: &JobId, changes: &crawl_core::ChangeCounts) -> Result<()> {
+        let map = std::collections::BTreeMap::from([
+            ("added".to_owned(), changes.added),
+            ("changed".to_owned(), changes.changed),
+            ("unchanged".to_owned(), changes.unchanged),
+            ("removed".to_owned(), changes.removed),
+        ]);
+        self.update(job, |r| {
+            r.update_expression("SET #c = :c")
+                .condition_expression("attribute_exists(#pk)")
+                .expression_attribute_names("#c", CHANGES)
+                .expression_attribute_values(":c", counts(&map))
         })
         .await?;
         Ok(())

@@ -272,7 +272,8 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
         match svc.jobs.begin_ingestion(&job, INGEST_LEASE).await? {
             Ingestion::Mine => {
                 let docs = crawl_core::Sink::list(&*svc.sink, &job).await?;
-                let res = ingestor.on_completed(&record, &docs).await;
+                let diff = crawl_core::RunDiff::all_added(docs);
+                let res = ingestor.on_completed(&record, &diff).await;
                 svc.jobs.end_ingestion(&job, res.is_ok()).await?;
                 res?;
             }

@@ -444,6 +444,27 @@ impl Sink for S3Sink {
         self.write_manifest(job).await.map(|_| ())
     }
 
+    async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
+        let entry_full = self.object_key(&entry_key(job, url));
+        let Some(entry) = self
+            .get_object(&entry_full)
+            .await?
+            .and_then(|b| serde_json::from_slice::<StoredDoc>(&b).ok())
+            .filter(|s| &s.url == url)
+        else {
+            return Ok(None);
+        };
+        // The document first: a retry after a failure between the two finds the entry.
+        self.delete_batch(vec![self.object_key(&entry.key)]).await?;
+        self.delete_batch(vec![entry_full]).await?;
+        Ok(Some(entry))
+    }
+
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        let key = aux_key(job, name).map_err(|e| e.with_backend(self.name.clone()))?;
+        self.delete_batch(vec![self.object_key(&key)]).await
+    }
+
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         let key = aux_key(job, name).map_err(|e| e.with_backend(self.name.clone()))?;
         let mut put = self

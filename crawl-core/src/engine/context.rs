@@ -67,6 +67,8 @@ pub struct PageContext {
     pub soft404: Option<u64>,
     /// The request's include/exclude patterns, compiled.
     pub patterns: Arc<UrlPatterns>,
+    /// The run of a source this page belongs to, when the crawl is one.
+    pub sync: Option<Arc<super::sync::SyncRun>>,
 }
 
 impl fmt::Debug for PageContext {
@@ -104,7 +106,20 @@ impl PageContext {
             render_deadline: Duration::from_secs(30),
             soft404: None,
             patterns,
+            sync: None,
         }
+    }
+
+    /// Makes the pages runs of a source (see [`SyncRun`](super::SyncRun)).
+    pub fn with_sync(mut self, sync: Option<Arc<super::sync::SyncRun>>) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// The job whose prefix documents are written under: the source's documents for a run
+    /// of a source, else this job.
+    pub fn documents_job(&self) -> &JobId {
+        self.sync.as_ref().map_or(&self.job, |s| &s.documents)
     }
 
     /// Sets the soft-404 fingerprint (see [`probe_soft_404`](super::probe_soft_404)).

@@ -4,9 +4,11 @@ mod admit;
 mod context;
 mod page;
 mod run;
+mod sync;
 
 pub use context::{request_gate, PageContext};
 pub use page::{probe_soft_404, process_page, strip_site_template, PageResult};
+pub use sync::{body_hash, finalise_run, is_removal_evidence, pending_name, source_for, SyncRun};
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,11 +20,12 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::{DynClock, SystemClock};
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobId, JobRecord};
-use crate::memory::{MemoryDedup, MemoryFrontier, MemoryJobStore, MemorySink};
+use crate::memory::{MemoryDedup, MemoryFrontier, MemoryJobStore, MemorySink, MemorySourceStore};
 use crate::request::CrawlRequest;
+use crate::source::{SourceRecord, SyncTarget};
 use crate::traits::{
     ComposedLedger, CrawlLedger, DedupStore, DynDedupStore, DynFetcher, DynFrontier, DynIngestor,
-    DynJobStore, DynLedger, DynRenderer, DynSink, Frontier, JobStore, NoopIngestor,
+    DynJobStore, DynLedger, DynRenderer, DynSink, DynSourceStore, Frontier, JobStore, NoopIngestor,
 };
 
 /// Builds the fetcher for one job (the default builds the HTTP fetcher with the request's
@@ -38,9 +41,12 @@ struct Inner {
     jobs: DynJobStore,
     ledger: DynLedger,
     ingestor: DynIngestor,
+    sources: DynSourceStore,
     clock: DynClock,
     render_deadline: Duration,
     template: TemplateOptions,
+    /// Held while a run of a source is started: one run of a source at a time.
+    starting: tokio::sync::Mutex<()>,
 }
 
 /// Site-template learning settings.
@@ -105,6 +111,48 @@ impl Crawler {
     /// The sink documents go to.
     pub fn sink(&self) -> &DynSink {
         &self.inner.sink
+    }
+
+    /// Where sources and their pages' state live.
+    pub fn sources(&self) -> &DynSourceStore {
+        &self.inner.sources
+    }
+
+    /// Starts a run of the source of `request`'s root URL under `tenant` (the assistant),
+    /// creating the source on its first run. The run compares every page with the source's
+    /// stored version and writes into the source's documents (under its first run's job
+    /// id), so a page keeps one document key across runs; its diff is the job's
+    /// `changes` counters and `{run}/changes.jsonl`. Refused with
+    /// [`ErrorKind::Conflict`] while another run of the source is going.
+    pub async fn start_sync(
+        &self,
+        tenant: &str,
+        mut request: CrawlRequest,
+    ) -> Result<(SourceRecord, JobHandle)> {
+        let root = crate::url::normalize(&request.url)
+            .ok_or_else(|| Error::invalid("url: the root URL is not http(s)"))?;
+        let _one_at_a_time = self.inner.starting.lock().await;
+        let store = &self.inner.sources;
+        let mut source = sync::source_for(store, tenant, &root, self.inner.clock.now()).await?;
+        if let Some(last) = &source.last_run {
+            if let Some(r) = self.inner.jobs.get(last).await? {
+                if !r.status.is_final() {
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!("source {}: run {last} is still going", source.id),
+                    ));
+                }
+            }
+        }
+        let id = JobId::new();
+        let documents = source.documents.clone().unwrap_or_else(|| id.clone());
+        request.sync = Some(SyncTarget::new(source.id.clone(), documents.clone()));
+        source.documents = Some(documents);
+        source.last_run = Some(id.clone());
+        source.settings = serde_json::to_value(&request).unwrap_or_default();
+        store.put_source(&source).await?;
+        let handle = self.start_with_id(id, request).await?;
+        Ok((source, handle))
     }
 
     /// Starts a job in the background and returns its handle.
@@ -227,6 +275,7 @@ pub struct CrawlerBuilder {
     jobs: Option<DynJobStore>,
     ledger: Option<DynLedger>,
     ingestor: Option<DynIngestor>,
+    sources: Option<DynSourceStore>,
     clock: Option<DynClock>,
     render_deadline: Option<Duration>,
     template: TemplateOptions,
@@ -293,6 +342,12 @@ impl CrawlerBuilder {
         self.ledger = Some(s as DynLedger);
         self
     }
+    /// Where sources and their pages' state live (default: in memory). A durable embedded
+    /// store keeps them across processes, so a later run syncs instead of starting over.
+    pub fn sources(mut self, s: DynSourceStore) -> Self {
+        self.sources = Some(s);
+        self
+    }
     /// Knowledge-base hand-off.
     pub fn ingestor(mut self, i: DynIngestor) -> Self {
         self.ingestor = Some(i);
@@ -349,6 +404,10 @@ impl CrawlerBuilder {
                 jobs,
                 ledger,
                 ingestor: self.ingestor.unwrap_or_else(|| Arc::new(NoopIngestor)),
+                sources: self
+                    .sources
+                    .unwrap_or_else(|| Arc::new(MemorySourceStore::new())),
+                starting: tokio::sync::Mutex::new(()),
                 clock: self.clock.unwrap_or_else(|| Arc::new(SystemClock)),
                 render_deadline: self.render_deadline.unwrap_or(Duration::from_secs(30)),
                 template: self.template,

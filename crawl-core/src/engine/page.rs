@@ -12,8 +12,11 @@ use super::context::PageContext;
 use crate::error::{Error, ErrorKind, Result};
 use crate::extract::{decode_html, extract, ExtractOptions, Extracted};
 use crate::job::PageOutcome;
-use crate::page::{Document, DocumentMeta, FetchPath, FetchRequest, RenderRequest, WaitStrategy};
+use crate::page::{
+    Document, DocumentMeta, FetchPath, FetchRequest, RenderRequest, Validators, WaitStrategy,
+};
 use crate::request::RenderMode;
+use crate::source::PageState;
 use crate::traits::FrontierEntry;
 use crate::url::normalize;
 
@@ -120,11 +123,26 @@ struct Loaded {
     path: FetchPath,
     x_robots_noindex: bool,
     x_robots_nofollow: bool,
+    /// The validators the server sent (`ETag`, `Last-Modified`).
+    validators: Validators,
 }
 
 enum Load {
     Page(Loaded),
     Skip(String),
+    /// `304 Not Modified` for a page the source has.
+    NotModified(PageState),
+}
+
+/// What a run of a source learns about stored pages while one page is processed.
+#[derive(Default)]
+struct Visit {
+    /// The source's state of the URL the page ended at.
+    prior: Option<PageState>,
+    /// Stored pages that now redirect (each a hop of this page's redirect chain).
+    moved: Vec<PageState>,
+    /// The page's new state, once stored, staged or found unchanged.
+    state: Option<PageState>,
 }
 
 /// Processes one admitted page: redirects (each hop re-checked against scope, policy and
@@ -133,15 +151,70 @@ enum Load {
 /// claims, `noindex`, empty content, and the sink write. Errors only when a backend (sink,
 /// dedup) failed for good; everything about the page itself ends as an outcome. Running it
 /// twice for the same entry stores one document (claims and `Sink::put` are idempotent).
+///
+/// In a run of a source ([`PageContext::sync`]) the page is compared with its stored version
+/// (see [`SyncRun`](super::SyncRun)) and its new state saved.
 pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<PageResult> {
+    let mut visit = Visit::default();
+    let r = visit_page(ctx, entry, &mut visit).await?;
+    if let Some(sync) = &ctx.sync {
+        let mut states: Vec<PageState> = visit
+            .moved
+            .iter()
+            .map(|p| sync.removed(p, "redirected"))
+            .collect();
+        match (&r.outcome, visit.state.take(), &visit.prior) {
+            (_, Some(state), _) => states.push(state),
+            (PageOutcome::Skipped(code), None, Some(prior))
+                if super::sync::is_removal_evidence(code) =>
+            {
+                states.push(sync.removed(prior, code));
+            }
+            _ => {}
+        }
+        sync.save(&states).await?;
+    }
+    Ok(r)
+}
+
+/// A stored page found unchanged without a body: stored, and its stored links followed.
+fn unchanged(ctx: &PageContext, entry: &FrontierEntry, prior: &PageState) -> PageResult {
+    let (links, links_over_cap) = if entry.depth < ctx.request.max_depth {
+        ctx.page_links(prior.links.iter())
+    } else {
+        (Vec::new(), 0)
+    };
+    PageResult {
+        outcome: PageOutcome::Stored,
+        links,
+        links_over_cap,
+    }
+}
+
+async fn visit_page(
+    ctx: &PageContext,
+    entry: &FrontierEntry,
+    visit: &mut Visit,
+) -> Result<PageResult> {
     let req = &*ctx.request;
+    // A sitemap `lastmod` not newer than the page's last check: no request at all.
+    if let (Some(sync), Some(lastmod)) = (&ctx.sync, entry.lastmod) {
+        if let Some(prior) = sync.prior(&entry.url).await? {
+            if lastmod <= prior.fetched_at {
+                let r = unchanged(ctx, entry, &prior);
+                visit.state = Some(sync.not_modified(&prior, "sitemap_lastmod", ctx.clock.now()));
+                return Ok(r);
+            }
+        }
+    }
     let loaded = match req.render {
-        RenderMode::Always => render(ctx, &entry.url).await?,
-        RenderMode::Never | RenderMode::Auto => fetch(ctx, &entry.url).await?,
+        RenderMode::Always => render(ctx, &entry.url, visit).await?,
+        RenderMode::Never | RenderMode::Auto => fetch(ctx, &entry.url, visit).await?,
     };
     let mut page = match loaded {
         Load::Page(p) => p,
         Load::Skip(code) => return PageResult::skipped(code),
+        Load::NotModified(prior) => return Ok(not_modified(ctx, entry, visit, &prior)),
     };
     let mut big = big_page_permit(&page.html).await;
     // Auto mode looks at the fetched HTML again after extraction: keep it then.
@@ -158,14 +231,17 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         page.html = String::new();
         if let Some(reason) = needs {
             drop(big.take());
-            match render(ctx, &page.url).await? {
+            match render(ctx, &page.url, visit).await? {
                 Load::Page(mut p) => {
                     big = big_page_permit(&p.html).await;
                     ex = extract_page(std::mem::take(&mut p.html), &p.url, &req.extract).await;
+                    // The HTML's validators still say whether the page changed.
+                    p.validators = std::mem::take(&mut page.validators);
                     page = p;
                     render_reason = Some(reason.to_owned());
                 }
                 Load::Skip(code) => return PageResult::skipped(code),
+                Load::NotModified(prior) => return Ok(not_modified(ctx, entry, visit, &prior)),
             }
         }
     }
@@ -201,7 +277,7 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         return skip("empty_content");
     }
     let doc = Document::new(
-        ctx.job.clone(),
+        ctx.documents_job().clone(),
         DocumentMeta {
             url: page.url.clone(),
             canonical: ex.canonical.clone(),
@@ -215,7 +291,16 @@ pub async fn process_page(ctx: &PageContext, entry: &FrontierEntry) -> Result<Pa
         },
         std::mem::take(&mut ex.markdown),
     );
-    store(ctx, &doc).await?;
+    match &ctx.sync {
+        None => {
+            store(ctx, &doc).await?;
+        }
+        Some(sync) => {
+            let prior = visit.prior.take();
+            let validators = std::mem::take(&mut page.validators);
+            visit.state = Some(sync.page(ctx, &doc, prior, &links, validators).await?);
+        }
+    }
     Ok(PageResult {
         outcome: PageOutcome::Stored,
         links,
@@ -239,13 +324,28 @@ async fn canonical_duplicate(ctx: &PageContext, ex: &Extracted, url: &Url) -> Re
     })
 }
 
-async fn store(ctx: &PageContext, doc: &Document) -> Result<()> {
+/// A `304` for a stored page.
+fn not_modified(
+    ctx: &PageContext,
+    entry: &FrontierEntry,
+    visit: &mut Visit,
+    prior: &PageState,
+) -> PageResult {
+    let r = unchanged(ctx, entry, prior);
+    if let Some(sync) = &ctx.sync {
+        visit.state = Some(sync.not_modified(prior, "not_modified", ctx.clock.now()));
+    }
+    r
+}
+
+/// Puts a document, retrying a temporary sink failure; where it landed.
+pub(super) async fn store(ctx: &PageContext, doc: &Document) -> Result<crate::page::StoredDoc> {
     let mut delay = Duration::from_millis(100);
     let mut attempt = 0;
     loop {
         attempt += 1;
         match ctx.sink.put(doc).await {
-            Ok(_) => return Ok(()),
+            Ok(stored) => return Ok(stored),
             Err(e) if e.is_temporary() && attempt < 4 => {
                 tracing::warn!(error = %e, attempt, "sink write failed, retrying");
                 tokio::time::sleep(delay).await;
@@ -263,17 +363,37 @@ async fn store(ctx: &PageContext, doc: &Document) -> Result<()> {
     }
 }
 
-async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
+async fn fetch(ctx: &PageContext, start: &Url, visit: &mut Visit) -> Result<Load> {
     let req = &*ctx.request;
     let mut url = start.clone();
     let mut hops = 0;
     loop {
-        let freq = FetchRequest::page(url.clone()).with_job(&ctx.job);
+        let prior = match &ctx.sync {
+            Some(sync) => sync.prior(&url).await?,
+            None => None,
+        };
+        let mut freq = FetchRequest::page(url.clone()).with_job(&ctx.job);
+        if let Some(p) = &prior {
+            freq = freq.with_validators(Validators::new(p.etag.clone(), p.last_modified.clone()));
+        }
         let resp = match ctx.fetcher.fetch(&freq).await {
             Ok(r) => r,
-            Err(e) => return Ok(Load::Skip(e.code().into_owned())),
+            Err(e) => {
+                visit.prior = prior;
+                return Ok(Load::Skip(e.code().into_owned()));
+            }
         };
+        if resp.is_not_modified() {
+            return Ok(match prior {
+                Some(p) => Load::NotModified(p),
+                None => Load::Skip("http_304".into()),
+            });
+        }
         if let Some(next) = resp.redirect_target() {
+            // A stored page that now redirects is gone; its target is a page of its own.
+            if let Some(p) = prior {
+                visit.moved.push(p);
+            }
             hops += 1;
             if hops > MAX_REDIRECTS {
                 return Ok(Load::Skip("too_many_redirects".into()));
@@ -300,6 +420,7 @@ async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
             url = next;
             continue;
         }
+        visit.prior = prior;
         if !(200..300).contains(&resp.status) {
             return Ok(Load::Skip(format!("http_{}", resp.status)));
         }
@@ -331,11 +452,12 @@ async fn fetch(ctx: &PageContext, start: &Url) -> Result<Load> {
             path: FetchPath::Http,
             x_robots_noindex: xr.0,
             x_robots_nofollow: xr.1,
+            validators: resp.validators(),
         }));
     }
 }
 
-async fn render(ctx: &PageContext, url: &Url) -> Result<Load> {
+async fn render(ctx: &PageContext, url: &Url, visit: &mut Visit) -> Result<Load> {
     let Some(renderer) = &ctx.renderer else {
         return Ok(Load::Skip("render_unavailable".into()));
     };
@@ -367,12 +489,20 @@ async fn render(ctx: &PageContext, url: &Url) -> Result<Load> {
     if ctx.key(&final_url) != ctx.key(url) && !ctx.claim(url, &final_url).await? {
         return Ok(Load::Skip("duplicate_redirect".into()));
     }
+    if let Some(sync) = &ctx.sync {
+        if &final_url != url {
+            visit.prior = sync.prior(&final_url).await?;
+        } else if visit.prior.is_none() {
+            visit.prior = sync.prior(url).await?;
+        }
+    }
     Ok(Load::Page(Loaded {
         url: final_url,
         html: p.html,
         path: FetchPath::Rendered,
         x_robots_noindex: false,
         x_robots_nofollow: false,
+        validators: Validators::default(),
     }))
 }
 

@@ -9,11 +9,13 @@ use tracing::{debug, warn};
 use super::admit::Admission;
 use super::context::{request_gate, PageContext};
 use super::page::{process_page, PageResult};
+use super::sync::{finalise_run, SyncRun};
 use super::Inner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
 use crate::net::RequestGate;
 use crate::request::SitemapMode;
+use crate::source::RunDiff;
 use crate::traits::{DynFetcher, ExcludedCounts, FrontierEntry};
 use crate::url::normalize;
 
@@ -47,21 +49,30 @@ impl JobRun {
 
     pub(super) async fn run(self, resume: bool) -> Result<JobRecord> {
         let id = self.record.id.clone();
-        let outcome = self.crawl(resume).await;
         let jobs = &self.inner.jobs;
+        let ctx = match self.context().await {
+            Ok(ctx) => Arc::new(ctx),
+            Err(e) => {
+                jobs.finish(&id, JobStatus::Failed, Some(format!("sync: {e}")))
+                    .await?;
+                self.drop_crawl_state().await;
+                return self.current().await;
+            }
+        };
+        let outcome = self.crawl(resume, &ctx).await;
         match outcome {
-            Ok(()) => {
-                if let Err(e) = self.finalise().await {
+            Ok(()) => match self.finalise(&ctx).await {
+                Err(e) => {
                     warn!(job = %id, error = %e, "finalising failed");
                     jobs.finish(&id, JobStatus::Failed, Some(format!("finalise: {e}")))
                         .await?;
-                } else {
+                }
+                Ok(diff) => {
                     jobs.finish(&id, JobStatus::Completed, None).await?;
                     let record = self.current().await?;
-                    let docs = self.inner.sink.list(&id).await?;
-                    self.inner.ingestor.on_completed(&record, &docs).await?;
+                    self.inner.ingestor.on_completed(&record, &diff).await?;
                 }
-            }
+            },
             Err(Stop::Cancelled) => {
                 jobs.finish(&id, JobStatus::Failed, Some("cancelled".into()))
                     .await?;
@@ -96,21 +107,29 @@ impl JobRun {
         })
     }
 
-    async fn crawl(&self, resume: bool) -> std::result::Result<(), Stop> {
-        let req = &self.record.request;
-        let id = &self.record.id;
-        let gate = request_gate(req);
-        let ctx = PageContext::new(
-            id.clone(),
-            req.clone(),
+    /// The pages' context; for a run of a source, with the source's state.
+    async fn context(&self) -> Result<PageContext> {
+        let sync = SyncRun::of(&self.record, &self.inner.sources)
+            .await?
+            .map(Arc::new);
+        Ok(PageContext::new(
+            self.record.id.clone(),
+            self.record.request.clone(),
             Arc::clone(&self.fetcher),
             Arc::clone(&self.inner.sink),
             Arc::clone(&self.inner.dedup),
             Arc::clone(&self.inner.clock),
         )
         .with_renderer(self.inner.renderer.clone())
-        .with_render_deadline(self.inner.render_deadline);
-        let ctx = Arc::new(ctx);
+        .with_render_deadline(self.inner.render_deadline)
+        .with_sync(sync))
+    }
+
+    async fn crawl(&self, resume: bool, ctx: &Arc<PageContext>) -> std::result::Result<(), Stop> {
+        let req = &self.record.request;
+        let id = &self.record.id;
+        let gate = request_gate(req);
+        let ctx = Arc::clone(ctx);
         let admission = Arc::new(Admission::new(Arc::clone(&self.inner), (*ctx).clone()));
         let fail = |e: Error| Stop::Failed(e.to_string());
 
@@ -231,8 +250,21 @@ impl JobRun {
         })
     }
 
-    async fn finalise(&self) -> Result<()> {
-        super::page::strip_templates(&self.inner, &self.record).await?;
-        self.inner.sink.finish_job(&self.record.id).await
+    /// Ends a completed crawl: the template pass and the manifest, or for a run of a source
+    /// its diff (see [`finalise_run`]). Returns what to hand to the knowledge base.
+    async fn finalise(&self, ctx: &PageContext) -> Result<RunDiff> {
+        let id = &self.record.id;
+        match &ctx.sync {
+            None => {
+                super::page::strip_templates(&self.inner, &self.record).await?;
+                self.inner.sink.finish_job(id).await?;
+                Ok(RunDiff::all_added(self.inner.sink.list(id).await?))
+            }
+            Some(sync) => {
+                let record = self.current().await?;
+                let below_cap = record.progress.pages_total < u64::from(record.request.max_pages);
+                finalise_run(ctx, sync, &self.inner.jobs, &self.inner.template, below_cap).await
+            }
+        }
     }
 }

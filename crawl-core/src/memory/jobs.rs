@@ -112,6 +112,10 @@ impl JobStore for MemoryJobStore {
         })
     }
 
+    async fn record_changes(&self, job: &JobId, changes: &crate::ChangeCounts) -> Result<()> {
+        self.with(job, |r| r.progress.changes = *changes)
+    }
+
     async fn finish(
         &self,
         job: &JobId,

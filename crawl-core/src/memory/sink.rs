@@ -98,4 +98,27 @@ impl Sink for MemorySink {
         self.lock()?.objects.insert(key.clone(), bytes);
         Ok(key)
     }
+
+    async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
+        let mut g = self.lock()?;
+        let st = &mut *g;
+        let Some(stored) = st
+            .manifests
+            .get_mut(job)
+            .and_then(|m| m.remove(url.as_str()))
+        else {
+            return Ok(None);
+        };
+        if let Some(h) = st.holders.get_mut(job) {
+            h.remove(&stored.key);
+        }
+        st.objects.remove(&stored.key);
+        Ok(Some(stored))
+    }
+
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        let key = crate::keys::aux_key(job, name)?;
+        self.lock()?.objects.remove(&key);
+        Ok(())
+    }
 }

@@ -5,19 +5,22 @@ use async_trait::async_trait;
 
 use crate::error::Result;
 use crate::job::JobRecord;
-use crate::page::StoredDoc;
+use crate::source::RunDiff;
 
 /// Hands a finished job's documents to a knowledge base.
 ///
 /// # Contract
 /// - `on_completed` is called once per completed job, after every document is stored, with
-///   the full list; an error leaves the job COMPLETED and is reported to the caller.
+///   the job's diff: the documents it added or changed (`upserts`) and those it removed
+///   (`deletions`, already gone from the sink). A crawl that is not a run of a source has
+///   every document in `upserts`. An error leaves the job COMPLETED and is reported to the
+///   caller. A second delivery of the same diff must leave the knowledge base as one did.
 /// - `on_deleted` is called when a job is deleted and must remove what `on_completed` added;
 ///   both are idempotent.
 #[async_trait]
 pub trait Ingestor: Debug + Display + Send + Sync + 'static {
     /// A job completed with these documents.
-    async fn on_completed(&self, job: &JobRecord, docs: &[StoredDoc]) -> Result<()>;
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()>;
     /// A job was deleted.
     async fn on_deleted(&self, job: &JobRecord) -> Result<()>;
 }
@@ -37,7 +40,7 @@ impl Display for NoopIngestor {
 
 #[async_trait]
 impl Ingestor for NoopIngestor {
-    async fn on_completed(&self, _job: &JobRecord, _docs: &[StoredDoc]) -> Result<()> {
+    async fn on_completed(&self, _job: &JobRecord, _diff: &RunDiff) -> Result<()> {
         Ok(())
     }
     async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::Capabilities;
 use crate::error::Result;
-use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
+use crate::job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome};
 
 /// Keeps job records and the counters that make page caps exact.
 ///
@@ -23,6 +23,8 @@ use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
 ///   can (the default calls `record_excluded` once per unit).
 /// - `finish` moves a job from `Running` to a final status only; finishing an already
 ///   finished job is a no-op that returns `false`.
+/// - `record_changes` sets the job's diff counters (a run of a source, as it finalises);
+///   setting them again replaces them.
 /// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
 #[async_trait]
 pub trait JobStore: Debug + Display + Send + Sync + 'static {
@@ -63,6 +65,15 @@ pub trait JobStore: Debug + Display + Send + Sync + 'static {
     /// Ends a running job; `false` when it had already ended.
     async fn finish(&self, job: &JobId, status: JobStatus, failure: Option<String>)
         -> Result<bool>;
+    /// Sets the diff counters of a run of a source. The default refuses: a store that runs
+    /// sources implements it.
+    async fn record_changes(&self, job: &JobId, changes: &ChangeCounts) -> Result<()> {
+        let _ = (job, changes);
+        Err(crate::Error::new(
+            crate::ErrorKind::Unsupported,
+            format!("{self} cannot record a run's changes"),
+        ))
+    }
     /// Removes the job's record.
     async fn delete(&self, job: &JobId) -> Result<()>;
 
@@ -112,6 +123,9 @@ impl<T: JobStore + ?Sized> JobStore for Arc<T> {
         failure: Option<String>,
     ) -> Result<bool> {
         (**self).finish(job, status, failure).await
+    }
+    async fn record_changes(&self, job: &JobId, changes: &ChangeCounts) -> Result<()> {
+        (**self).record_changes(job, changes).await
     }
     async fn delete(&self, job: &JobId) -> Result<()> {
         (**self).delete(job).await

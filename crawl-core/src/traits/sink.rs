@@ -4,7 +4,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::Capabilities;
-use crate::error::Result;
+use url::Url;
+
+use crate::error::{Error, ErrorKind, Result};
 use crate::job::JobId;
 use crate::page::{Document, StoredDoc};
 
@@ -20,6 +22,10 @@ use crate::page::{Document, StoredDoc};
 ///   not specified).
 /// - `delete_job` removes every object of the job and nothing of any other job; it is safe
 ///   to re-run and returns how many documents it removed.
+/// - `remove` removes one URL's document and its manifest entry (nothing else of the job),
+///   returns what was stored, and is safe to re-run (`None` the second time). A later `put`
+///   of that URL may take its old key again.
+/// - `delete_aux` removes one auxiliary object; a missing one is not an error.
 #[async_trait]
 pub trait Sink: Debug + Display + Send + Sync + 'static {
     /// Stores one document.
@@ -36,6 +42,25 @@ pub trait Sink: Debug + Display + Send + Sync + 'static {
     async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
         let _ = stored;
         self.put(doc).await
+    }
+
+    /// Removes the document `url` holds in `job`; returns it, `None` when there was none.
+    /// The default refuses: a sink that keeps sources in sync implements it.
+    async fn remove(&self, job: &JobId, url: &Url) -> Result<Option<StoredDoc>> {
+        let _ = (job, url);
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("{self} cannot remove one document"),
+        ))
+    }
+
+    /// Removes the auxiliary object `name` of `job` (see [`put_aux`](Self::put_aux)).
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        let _ = (job, name);
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("{self} cannot delete an auxiliary object"),
+        ))
     }
 
     /// Called once when a job's writers are done (the engine calls it as the job completes):
@@ -77,6 +102,12 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     async fn finish_job(&self, job: &JobId) -> Result<()> {
         (**self).finish_job(job).await
+    }
+    async fn remove(&self, job: &JobId, url: &Url) -> Result<Option<StoredDoc>> {
+        (**self).remove(job, url).await
+    }
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        (**self).delete_aux(job, name).await
     }
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         (**self).put_aux(job, name, bytes).await

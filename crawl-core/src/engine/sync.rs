@@ -1,0 +1,477 @@
+//! Runs of a source: each page compared with its stored version, and the run's diff.
+//!
+//! A run of a source ([`SyncRun`]) sends the stored validators with every request. A page
+//! that answers `304`, or whose markdown (without the site template, without `fetched_at`)
+//! hashes as before, is `unchanged`: nothing is written. A page whose markdown differs is
+//! *pending*: its new document is staged under the run and decided when the run finalises,
+//! once the run's own site template is known, so a change of the site's navigation or
+//! footer alone changes no page. A page the source did not have is `added`, stored at once
+//! under the source's documents. A stored page is `removed` on evidence only (see
+//! [`is_removal_evidence`] and [`finalise_run`]).
+//!
+//! Both the embedded engine and a serverless worker run this code.
+
+use std::fmt;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use super::context::PageContext;
+use super::TemplateOptions;
+use crate::error::Result;
+use crate::extract::template::TemplateLearner;
+use crate::job::{JobId, JobRecord};
+use crate::page::{Document, StoredDoc, Validators};
+use crate::source::{PageChange, PageState, RunDiff, SourceId, SourceRecord, SyncTarget};
+use crate::traits::{DynJobStore, DynSourceStore, Sink};
+
+/// Pages read or written per source-store call.
+const BATCH: usize = 200;
+
+/// Most documents the template pass learns from.
+const TEMPLATE_SAMPLE: usize = 300;
+
+/// SHA-256 (hex) of a markdown body: the content hash a source compares.
+pub fn body_hash(markdown: &str) -> String {
+    hex::encode(Sha256::digest(markdown.as_bytes()))
+}
+
+/// Skip reasons that prove a stored page is gone: removed from the knowledge base.
+pub fn is_removal_evidence(code: &str) -> bool {
+    matches!(
+        code,
+        "http_404"
+            | "http_410"
+            | "noindex"
+            | "soft_404"
+            | "duplicate_canonical"
+            | "duplicate_redirect"
+            | "redirect_out_of_scope"
+            | "redirect_excluded_pattern"
+            | "redirect_not_http"
+            | "robots_disallowed"
+    )
+}
+
+/// Exclusion reasons (found by [`PageContext::exclusion`]) that prove a stored page the run
+/// did not reach is no longer part of the source.
+fn is_exclusion_evidence(reason: &str) -> bool {
+    matches!(reason, "pattern" | "robots_disallowed" | "out_of_scope")
+}
+
+/// The name of a pending page's staged document among the run's auxiliary objects.
+pub fn pending_name(url: &Url) -> String {
+    format!("pending-{}.md", &PageState::url_key(url)[..32])
+}
+
+/// A template learner that treats every block of `template` as template.
+fn known_template(template: &str) -> TemplateLearner {
+    let mut t = TemplateLearner::new(1, 0.0);
+    if !template.trim().is_empty() {
+        t.observe(template);
+    }
+    t
+}
+
+/// One run of a source, as a page sees it.
+pub struct SyncRun {
+    /// The source.
+    pub source: SourceId,
+    /// Where its pages' state lives.
+    pub store: DynSourceStore,
+    /// The job whose prefix holds the source's documents.
+    pub documents: JobId,
+    /// This run.
+    pub run: JobId,
+    template: TemplateLearner,
+}
+
+impl fmt::Debug for SyncRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncRun")
+            .field("source", &self.source)
+            .field("documents", &self.documents)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SyncRun {
+    /// Run `run` of `target`'s source, which knows the site template `template` so far.
+    pub fn new(target: &SyncTarget, run: JobId, store: DynSourceStore, template: &str) -> Self {
+        SyncRun {
+            source: target.source.clone(),
+            store,
+            documents: target.documents.clone(),
+            run,
+            template: known_template(template),
+        }
+    }
+
+    /// The run of `record` (a crawl whose request has a [`SyncTarget`]), reading the
+    /// source's template from `store`. `None` when the request is not a run of a source.
+    pub async fn of(record: &JobRecord, store: &DynSourceStore) -> Result<Option<Self>> {
+        let Some(target) = &record.request.sync else {
+            return Ok(None);
+        };
+        let source = store.get_source(&target.source).await?.ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::NotFound,
+                format!("sync: no source {}", target.source),
+            )
+        })?;
+        Ok(Some(SyncRun::new(
+            target,
+            record.id.clone(),
+            Arc::clone(store),
+            &source.template,
+        )))
+    }
+
+    /// `markdown` without the template the source knew before this run.
+    pub fn strip(&self, markdown: &str) -> String {
+        self.template.strip(markdown)
+    }
+
+    /// What the source holds for `url`; a page removed by an earlier run counts as absent.
+    pub async fn prior(&self, url: &Url) -> Result<Option<PageState>> {
+        Ok(self
+            .store
+            .get_page(&self.source, url)
+            .await?
+            .filter(|p| p.change != Some(PageChange::Removed) || p.last_seen == self.run))
+    }
+
+    /// `prior`, seen by this run with `change` (kept as it was when this run had already
+    /// decided it: a resumed run processing a page again).
+    fn seen(&self, prior: &PageState, change: PageChange, reason: &str) -> PageState {
+        let mut p = prior.clone();
+        if p.last_seen == self.run && p.change.is_some() {
+            return p;
+        }
+        let before = p.hash_before(&self.run);
+        p.last_seen = self.run.clone();
+        p.with_change(change, before, Some(reason))
+    }
+
+    /// A stored page answered `304` (or its sitemap `lastmod` is not newer than its last
+    /// check): unchanged.
+    pub fn not_modified(
+        &self,
+        prior: &PageState,
+        reason: &str,
+        now: time::OffsetDateTime,
+    ) -> PageState {
+        let mut p = self.seen(prior, PageChange::Unchanged, reason);
+        p.fetched_at = now;
+        p
+    }
+
+    /// A stored page is gone, for `reason`.
+    pub fn removed(&self, prior: &PageState, reason: &str) -> PageState {
+        let mut p = prior.clone();
+        if p.last_seen == self.run && p.change == Some(PageChange::Removed) {
+            return p;
+        }
+        let before = p.hash_before(&self.run);
+        p.last_seen = self.run.clone();
+        p.with_change(PageChange::Removed, before, Some(reason))
+    }
+
+    /// Stores or stages a fetched page's document and returns its new state: `added`
+    /// (stored now), `unchanged` (nothing written) or pending (staged; decided when the
+    /// run finalises).
+    pub async fn page(
+        &self,
+        ctx: &PageContext,
+        doc: &Document,
+        prior: Option<PageState>,
+        links: &[Url],
+        validators: Validators,
+    ) -> Result<PageState> {
+        let url = doc.meta.url.clone();
+        let hash = body_hash(&self.strip(&doc.markdown));
+        let validated = |p: PageState| {
+            p.with_links(links.to_vec())
+                .with_validators(validators.etag.clone(), validators.last_modified.clone())
+        };
+        let added_before = prior
+            .as_ref()
+            .is_some_and(|p| p.last_seen == self.run && p.change == Some(PageChange::Added));
+        let Some(prior) = prior.filter(|_| !added_before) else {
+            let stored = super::page::store(ctx, doc).await?;
+            let p = PageState::new(url, stored.key, hash, doc.meta.fetched_at, self.run.clone());
+            return Ok(validated(p.with_change(PageChange::Added, None, None)));
+        };
+        let before = prior.hash_before(&self.run);
+        let pending = pending_name(&url);
+        let mut p = prior.clone();
+        p.last_seen = self.run.clone();
+        p.fetched_at = doc.meta.fetched_at;
+        if before.as_deref() == Some(hash.as_str()) {
+            if prior.change == Some(PageChange::Pending) && prior.last_seen == self.run {
+                ctx.sink.delete_aux(&self.run, &pending).await?;
+            }
+            return Ok(validated(p.with_change(
+                PageChange::Unchanged,
+                before,
+                Some("same_content"),
+            )));
+        }
+        ctx.sink
+            .put_aux(&self.run, &pending, doc.to_file_bytes())
+            .await?;
+        Ok(validated(p.with_change(PageChange::Pending, before, None)))
+    }
+
+    /// Saves page states.
+    pub async fn save(&self, states: &[PageState]) -> Result<()> {
+        for chunk in states.chunks(BATCH) {
+            self.store.put_pages(&self.source, chunk).await?;
+        }
+        Ok(())
+    }
+}
+
+/// One line of `{run}/changes.jsonl`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChangeLine<'a> {
+    url: &'a str,
+    key: &'a str,
+    change: PageChange,
+    content_hash: &'a str,
+    previous_hash: Option<&'a str>,
+    reason: Option<&'a str>,
+}
+
+/// Ends a run of a source: decides its pending pages (with the site template this run
+/// learned), strips the template from the pages it added, removes pages on evidence,
+/// writes `{run}/changes.jsonl`, the run's counters and the source's template, and
+/// returns the diff. A stored page the run did not reach is removed when the crawl
+/// `complete`d without reaching its page cap, or when it now falls out of the source's
+/// scope or patterns or robots.txt disallows it; otherwise it stays. Safe to re-run.
+pub async fn finalise_run(
+    ctx: &PageContext,
+    sync: &SyncRun,
+    jobs: &DynJobStore,
+    opts: &TemplateOptions,
+    complete: bool,
+) -> Result<RunDiff> {
+    let sink = &ctx.sink;
+    let run = &sync.run;
+    let mut seen = Vec::new();
+    let mut purge = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let batch = sync
+            .store
+            .list_pages(&sync.source, after.as_deref(), BATCH)
+            .await?;
+        for p in batch.pages {
+            if &p.last_seen == run {
+                seen.push(p);
+            } else if p.change == Some(PageChange::Removed) {
+                purge.push(p.url);
+            } else {
+                let reason = ctx.exclusion(&p.url).await?;
+                match reason.as_deref() {
+                    Some(r) if is_exclusion_evidence(r) => seen.push(sync.removed(&p, r)),
+                    _ if complete => seen.push(sync.removed(&p, "not_reached")),
+                    _ => {}
+                }
+            }
+        }
+        match batch.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+
+    // The template of this run, learned from the pages it fetched afresh (added or
+    // pending), when they are enough of the run's pages to tell template from content.
+    let fresh: Vec<usize> = (0..seen.len())
+        .filter(|&i| {
+            matches!(
+                seen[i].change,
+                Some(PageChange::Added | PageChange::Pending)
+            )
+        })
+        .collect();
+    let fetched = seen
+        .iter()
+        .filter(|p| p.change != Some(PageChange::Removed))
+        .count();
+    let mut template = TemplateLearner::new(1, 0.0);
+    let source = sync.store.get_source(&sync.source).await?;
+    let old = source.as_ref().map(|s| s.template.as_str()).unwrap_or("");
+    if !old.trim().is_empty() {
+        template.observe(old);
+    }
+    if opts.enabled
+        && fresh.len() >= opts.min_pages.max(2)
+        && fresh.len() as f64 >= opts.min_fraction * fetched as f64
+    {
+        let mut learner = TemplateLearner::new(opts.min_pages, opts.min_fraction);
+        let step = fresh.len().div_ceil(TEMPLATE_SAMPLE).max(1);
+        for &i in fresh.iter().step_by(step) {
+            if let Some((_, body)) = read_fresh(sink.as_ref(), run, &seen[i]).await? {
+                learner.observe(&body);
+            }
+        }
+        let learned = learner.template_markdown();
+        if !learned.trim().is_empty() {
+            template.observe(&learned);
+        }
+    }
+
+    let mut diff = RunDiff::default();
+    let mut staged = Vec::new();
+    for p in &mut seen {
+        match p.change {
+            Some(PageChange::Added) => {
+                if let Some((meta, body)) = read_fresh(sink.as_ref(), run, p).await? {
+                    let stripped = template.strip(&body);
+                    let stored = StoredDoc::new(p.url.clone(), p.key.clone(), String::new());
+                    if stripped.trim() != body.trim() && !stripped.trim().is_empty() {
+                        let doc = Document::new(sync.documents.clone(), meta, stripped.clone());
+                        sink.replace(&stored, &doc).await?;
+                    }
+                    p.content_hash = body_hash(&stripped);
+                }
+                diff.counts.added += 1;
+                diff.upserts.push(stored_of(p));
+            }
+            Some(PageChange::Pending) => {
+                staged.push(p.url.clone());
+                match read_fresh(sink.as_ref(), run, p).await? {
+                    Some((meta, body)) => {
+                        let stripped = template.strip(&body);
+                        let hash = body_hash(&stripped);
+                        if p.previous_hash.as_deref() == Some(hash.as_str()) {
+                            p.change = Some(PageChange::Unchanged);
+                            p.reason = Some("same_content".into());
+                            diff.counts.unchanged += 1;
+                        } else {
+                            let keep = if stripped.trim().is_empty() {
+                                body
+                            } else {
+                                stripped
+                            };
+                            let doc = Document::new(sync.documents.clone(), meta, keep);
+                            let stored =
+                                StoredDoc::new(p.url.clone(), p.key.clone(), String::new());
+                            sink.replace(&stored, &doc).await?;
+                            p.change = Some(PageChange::Changed);
+                            diff.counts.changed += 1;
+                            diff.upserts.push(stored_of(p));
+                        }
+                        p.content_hash = hash;
+                    }
+                    None => {
+                        // The staged document is gone (it cannot be, short of someone
+                        // deleting it): keep the stored version.
+                        p.change = Some(PageChange::Unchanged);
+                        p.reason = Some("pending_lost".into());
+                        diff.counts.unchanged += 1;
+                    }
+                }
+            }
+            Some(PageChange::Changed) => {
+                diff.counts.changed += 1;
+                diff.upserts.push(stored_of(p));
+            }
+            Some(PageChange::Unchanged) => diff.counts.unchanged += 1,
+            Some(PageChange::Removed) => {
+                let gone = sink.remove(&sync.documents, &p.url).await?;
+                diff.counts.removed += 1;
+                diff.deletions.push(gone.unwrap_or_else(|| stored_of(p)));
+            }
+            None => {}
+        }
+    }
+    sync.save(&seen).await?;
+    // The staged copies of decided pages are no longer needed.
+    for url in &staged {
+        sink.delete_aux(run, &pending_name(url)).await?;
+    }
+    for chunk in purge.chunks(BATCH) {
+        sync.store.remove_pages(&sync.source, chunk).await?;
+    }
+
+    let mut lines = Vec::new();
+    for p in seen.iter().filter(|p| {
+        matches!(
+            p.change,
+            Some(PageChange::Added | PageChange::Changed | PageChange::Removed)
+        )
+    }) {
+        let line = ChangeLine {
+            url: p.url.as_str(),
+            key: &p.key,
+            change: p.change.unwrap_or(PageChange::Unchanged),
+            content_hash: &p.content_hash,
+            previous_hash: p.previous_hash.as_deref(),
+            reason: p.reason.as_deref(),
+        };
+        serde_json::to_writer(&mut lines, &line)
+            .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, e.to_string()))?;
+        lines.push(b'\n');
+    }
+    sink.put_aux(run, "changes.jsonl", lines).await?;
+    jobs.record_changes(run, &diff.counts).await?;
+
+    let template_md = template.template_markdown();
+    if opts.write_site_document && !template_md.trim().is_empty() {
+        sink.put_aux(
+            &sync.documents,
+            "site-template.md",
+            template_md.clone().into_bytes(),
+        )
+        .await?;
+    }
+    if let Some(mut s) = source {
+        s.template = template_md;
+        s.last_run = Some(run.clone());
+        s.documents = Some(sync.documents.clone());
+        sync.store.put_source(&s).await?;
+    }
+    sink.finish_job(&sync.documents).await?;
+    Ok(diff)
+}
+
+fn stored_of(p: &PageState) -> StoredDoc {
+    StoredDoc::new(p.url.clone(), p.key.clone(), p.content_hash.clone())
+}
+
+/// The fresh document of an added page (stored) or a pending one (staged).
+async fn read_fresh(
+    sink: &dyn Sink,
+    run: &JobId,
+    p: &PageState,
+) -> Result<Option<(crate::page::DocumentMeta, String)>> {
+    let key = match p.change {
+        Some(PageChange::Pending) => crate::keys::aux_key(run, &pending_name(&p.url))?,
+        _ => p.key.clone(),
+    };
+    Ok(sink
+        .get(&key)
+        .await?
+        .as_deref()
+        .and_then(crate::keys::parse_file))
+}
+
+/// Creates the source of `root` under `tenant`, or returns the one there is.
+pub async fn source_for(
+    store: &DynSourceStore,
+    tenant: &str,
+    root: &Url,
+    now: time::OffsetDateTime,
+) -> Result<SourceRecord> {
+    let fresh = SourceRecord::new(tenant, root.clone(), now);
+    match store.get_source(&fresh.id).await? {
+        Some(s) => Ok(s),
+        None => Ok(fresh),
+    }
+}

@@ -1,0 +1,525 @@
+//! Runs of a source over a loopback site that changes between runs: one page edited, one
+//! deleted (404), one no longer linked but still served, one added, the banner of every page
+//! changed (a layout-only change), and one page behind a redirect. Three servers: strong
+//! ETags, Last-Modified only, and one that ignores conditional requests. Exact diffs; pages
+//! that did not change are neither written again nor handed to the knowledge base.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use common::{Fixture, Hit, Reply};
+use crawl_core::memory::{MemorySink, MemorySourceStore};
+use crawl_core::{
+    ChangeCounts, CrawlRequest, Crawler, Document, DynSink, Guardrails, Ingestor, JobId, JobRecord,
+    JobStatus, PageChange, Result, RunDiff, Sink, SitemapMode, SourceStore, StoredDoc,
+};
+use url::Url;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Validation {
+    ETag,
+    LastModified,
+    Ignored,
+}
+
+/// The site's pages in `version`: path → HTML; `None` is a 404.
+fn page(version: u32, path: &str) -> Option<String> {
+    let links: &[&str] = match (version, path) {
+        (1, "/") => &["/a", "/b", "/c", "/d", "/old"],
+        (_, "/") => &["/a", "/b", "/c", "/old", "/f"],
+        _ => &[],
+    };
+    let body = match (version, path) {
+        (_, "/") => "The home page of the example department lists what it offers.",
+        (1, "/a") => "Admissions: apply by March with two letters of recommendation.",
+        (_, "/a") => "Admissions: apply by April with three letters of recommendation.",
+        (1, "/b") => "Bursary office hours are Monday to Friday, nine to five.",
+        (_, "/c") => "Courses run in two semesters, each of fifteen weeks of teaching.",
+        (_, "/d") => "Directions to the campus by bus, train and bicycle.",
+        (_, "/e") => "Events this term include a lecture series and an open day.",
+        (v, "/f") if v >= 2 => "Financial aid covers tuition for students in need.",
+        _ => return None,
+    };
+    let list: String = links
+        .iter()
+        .map(|l| format!("<li><a href=\"{l}\">Go to {l}</a></li>"))
+        .collect();
+    let title = format!("Page {path}");
+    Some(format!(
+        "<!doctype html><html><head><title>{title}</title></head><body><main>\
+         <h1>{title}</h1>\
+         <p>Campus banner version {version}: the library opens late during exams this term.</p>\
+         <p>{body}</p><ul>{list}</ul>\
+         <p>Copyright Example University, all rights reserved, contact the web office.</p>\
+         </main></body></html>"
+    ))
+}
+
+fn etag(html: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    html.hash(&mut h);
+    format!("\"{:016x}\"", h.finish())
+}
+
+fn header<'a>(hit: &'a Hit, name: &str) -> Option<&'a str> {
+    hit.headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A site whose version the test moves forward, and how many page bodies it sent.
+struct Site {
+    version: Arc<AtomicU32>,
+    bodies: Arc<Mutex<BTreeMap<String, usize>>>,
+    fx: Fixture,
+}
+
+impl Site {
+    async fn start(mode: Validation) -> Site {
+        let version = Arc::new(AtomicU32::new(1));
+        let bodies: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+        let (v, b) = (Arc::clone(&version), Arc::clone(&bodies));
+        let fx = Fixture::start(move |hit, _| {
+            let version = v.load(Ordering::SeqCst);
+            if hit.path == "/old" {
+                return Reply::redirect(301, "/e");
+            }
+            let Some(html) = page(version, &hit.path) else {
+                return Reply::status(404);
+            };
+            // Last-Modified: the version that last changed the page (every page changes
+            // with the banner), as an HTTP date.
+            let modified = httpdate::fmt_http_date(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_secs(1_700_000_000 + 86_400 * u64::from(version)),
+            );
+            let tag = etag(&html);
+            let fresh = match mode {
+                Validation::ETag => header(hit, "if-none-match") == Some(tag.as_str()),
+                Validation::LastModified => header(hit, "if-modified-since")
+                    .and_then(|s| httpdate::parse_http_date(s).ok())
+                    .zip(httpdate::parse_http_date(&modified).ok())
+                    .is_some_and(|(since, m)| m <= since),
+                Validation::Ignored => false,
+            };
+            let with_validators = |r: Reply| match mode {
+                Validation::ETag => r.header("ETag", &tag),
+                Validation::LastModified => r.header("Last-Modified", &modified),
+                Validation::Ignored => r,
+            };
+            if fresh {
+                return with_validators(Reply::status(304));
+            }
+            *b.lock().unwrap().entry(hit.path.clone()).or_default() += 1;
+            with_validators(Reply::html(&html))
+        })
+        .await;
+        Site {
+            version,
+            bodies,
+            fx,
+        }
+    }
+
+    fn bodies(&self) -> usize {
+        std::mem::take(&mut *self.bodies.lock().unwrap())
+            .values()
+            .sum()
+    }
+}
+
+/// A sink that records the URL of every document written (put or replace).
+#[derive(Debug, Clone)]
+struct Watched {
+    inner: Arc<MemorySink>,
+    writes: Arc<Mutex<Vec<String>>>,
+}
+
+impl fmt::Display for Watched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Watched")
+    }
+}
+
+impl Watched {
+    fn take(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.writes.lock().unwrap())
+            .into_iter()
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Sink for Watched {
+    async fn put(&self, doc: &Document) -> Result<StoredDoc> {
+        self.writes
+            .lock()
+            .unwrap()
+            .push(doc.meta.url.path().to_owned());
+        self.inner.put(doc).await
+    }
+    async fn replace(&self, stored: &StoredDoc, doc: &Document) -> Result<StoredDoc> {
+        self.writes
+            .lock()
+            .unwrap()
+            .push(doc.meta.url.path().to_owned());
+        self.inner.replace(stored, doc).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get(key).await
+    }
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        self.inner.list(job).await
+    }
+    async fn delete_job(&self, job: &JobId) -> Result<usize> {
+        self.inner.delete_job(job).await
+    }
+    async fn remove(&self, job: &JobId, url: &Url) -> Result<Option<StoredDoc>> {
+        self.inner.remove(job, url).await
+    }
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        self.inner.delete_aux(job, name).await
+    }
+    async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+        self.inner.put_aux(job, name, bytes).await
+    }
+}
+
+/// An ingestor that keeps the diffs it was handed.
+#[derive(Debug, Default)]
+struct Recorder {
+    diffs: Mutex<Vec<RunDiff>>,
+}
+
+impl fmt::Display for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Recorder")
+    }
+}
+
+#[async_trait]
+impl Ingestor for Recorder {
+    async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff) -> Result<()> {
+        self.diffs.lock().unwrap().push(diff.clone());
+        Ok(())
+    }
+    async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn paths(docs: &[StoredDoc]) -> BTreeSet<String> {
+    docs.iter().map(|d| d.url.path().to_owned()).collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+struct Harness {
+    crawler: Crawler,
+    sink: Watched,
+    memory: Arc<MemorySink>,
+    sources: Arc<MemorySourceStore>,
+    recorder: Arc<Recorder>,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let memory = Arc::new(MemorySink::new());
+        let sink = Watched {
+            inner: Arc::clone(&memory),
+            writes: Arc::default(),
+        };
+        let sources = Arc::new(MemorySourceStore::new());
+        let recorder = Arc::new(Recorder::default());
+        let crawler = Crawler::builder()
+            .sink(Arc::new(sink.clone()) as DynSink)
+            .sources(Arc::clone(&sources) as _)
+            .ingestor(Arc::clone(&recorder) as _)
+            .build()
+            .unwrap();
+        Harness {
+            crawler,
+            sink,
+            memory,
+            sources,
+            recorder,
+        }
+    }
+
+    async fn run(&self, site: &Site, concurrency: usize) -> JobRecord {
+        let req = CrawlRequest::builder(site.fx.url("/").as_str())
+            .max_depth(3)
+            .max_pages(50)
+            .concurrency(concurrency)
+            .rate(None)
+            .sitemap(SitemapMode::Off)
+            .guardrails(Guardrails::lifted())
+            .allow_private_network(true)
+            .build()
+            .unwrap();
+        let (_, handle) = self.crawler.start_sync("ast-1", req).await.unwrap();
+        let rec = handle.wait().await.unwrap();
+        assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+        rec
+    }
+
+    fn last_diff(&self) -> RunDiff {
+        self.recorder.diffs.lock().unwrap().last().cloned().unwrap()
+    }
+
+    /// The source's documents: path → (key, file bytes).
+    async fn documents(&self, job: &JobId) -> BTreeMap<String, (String, Vec<u8>)> {
+        let mut out = BTreeMap::new();
+        for d in self.memory.list(job).await.unwrap() {
+            let bytes = self.memory.get(&d.key).await.unwrap().unwrap();
+            out.insert(d.url.path().to_owned(), (d.key, bytes));
+        }
+        out
+    }
+}
+
+async fn changes_file(sink: &MemorySink, run: &JobId) -> Vec<serde_json::Value> {
+    let bytes = sink
+        .get(&format!("{run}/changes.jsonl"))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+async fn edit_delete_add_and_relayout(mode: Validation) {
+    let site = Site::start(mode).await;
+    let h = Harness::new();
+
+    // First run: every page added.
+    let first = h.run(&site, 4).await;
+    let pages1 = set(&["/", "/a", "/b", "/c", "/d", "/e"]);
+    assert_eq!(
+        first.progress.changes,
+        ChangeCounts::new(6, 0, 0, 0),
+        "{mode:?}"
+    );
+    assert_eq!(paths(&h.last_diff().upserts), pages1, "{mode:?}");
+    let docs1 = h.documents(&first.id).await;
+    assert_eq!(docs1.keys().cloned().collect::<BTreeSet<_>>(), pages1);
+    for (path, (_, bytes)) in &docs1 {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains("Campus banner"),
+            "{mode:?} {path}: template kept\n{text}"
+        );
+    }
+    h.sink.take();
+    site.bodies();
+
+    // The site changes: /a edited, /b deleted, /d unlinked, /f added, every banner new.
+    site.version.store(2, Ordering::SeqCst);
+    let second = h.run(&site, 4).await;
+    assert_eq!(
+        second.progress.changes,
+        ChangeCounts::new(1, 1, 3, 2),
+        "{mode:?}: added /f; changed /a; unchanged /, /c and /e (the home page's links \
+         changed, its markdown did not); removed /b and /d"
+    );
+    let diff = h.last_diff();
+    assert_eq!(paths(&diff.upserts), set(&["/a", "/f"]), "{mode:?}");
+    assert_eq!(paths(&diff.deletions), set(&["/b", "/d"]), "{mode:?}");
+    assert_eq!(
+        h.sink.take(),
+        set(&["/a", "/f"]),
+        "{mode:?}: only added and changed pages are written"
+    );
+    // Same document keys, same prefix; unchanged pages keep their bytes.
+    let documents = second.request.sync.as_ref().unwrap().documents.clone();
+    assert_eq!(documents, first.id, "{mode:?}");
+    let docs2 = h.documents(&documents).await;
+    assert_eq!(
+        docs2.keys().cloned().collect::<BTreeSet<_>>(),
+        set(&["/", "/a", "/c", "/e", "/f"]),
+        "{mode:?}"
+    );
+    for path in ["/", "/a", "/c", "/e"] {
+        assert_eq!(docs2[path].0, docs1[path].0, "{mode:?} {path}: key moved");
+    }
+    for path in ["/", "/c", "/e"] {
+        assert_eq!(docs2[path].1, docs1[path].1, "{mode:?} {path}: rewritten");
+    }
+    let a = String::from_utf8_lossy(&docs2["/a"].1).into_owned();
+    assert!(
+        a.contains("three letters") && !a.contains("Campus banner"),
+        "{mode:?}\n{a}"
+    );
+    for gone in ["/b", "/d"] {
+        let key = &docs1[gone].0;
+        assert!(
+            h.memory.get(key).await.unwrap().is_none(),
+            "{mode:?} {gone} still stored"
+        );
+    }
+    let lines = changes_file(&h.memory, &second.id).await;
+    let by_change: BTreeMap<String, BTreeSet<String>> =
+        lines.iter().fold(BTreeMap::new(), |mut m, l| {
+            let url = Url::parse(l["url"].as_str().unwrap()).unwrap();
+            m.entry(l["change"].as_str().unwrap().to_owned())
+                .or_default()
+                .insert(url.path().to_owned());
+            m
+        });
+    assert_eq!(by_change["added"], set(&["/f"]), "{mode:?}");
+    assert_eq!(by_change["changed"], set(&["/a"]), "{mode:?}");
+    assert_eq!(by_change["removed"], set(&["/b", "/d"]), "{mode:?}");
+    let removed_b = lines
+        .iter()
+        .find(|l| l["url"].as_str().unwrap().ends_with("/b"))
+        .unwrap();
+    assert_eq!(removed_b["reason"], "http_404", "{mode:?}");
+    let changed_a = lines
+        .iter()
+        .find(|l| l["url"].as_str().unwrap().ends_with("/a"))
+        .unwrap();
+    assert_ne!(
+        changed_a["contentHash"], changed_a["previousHash"],
+        "{mode:?}"
+    );
+    // The staged copies of pending pages are gone.
+    assert!(
+        h.memory.keys().iter().all(|k| !k.contains("pending-")),
+        "{mode:?}: {:?}",
+        h.memory.keys()
+    );
+    let source = second.request.sync.as_ref().unwrap().source.clone();
+    let d = h
+        .sources
+        .get_page(&source, &site.fx.url("/d"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.change, Some(PageChange::Removed), "{mode:?}");
+    assert_eq!(d.reason.as_deref(), Some("not_reached"), "{mode:?}");
+    site.bodies();
+
+    // Nothing changed since: every page unchanged, nothing written, nothing handed over.
+    let third = h.run(&site, 4).await;
+    assert_eq!(
+        third.progress.changes,
+        ChangeCounts::new(0, 0, 5, 0),
+        "{mode:?}"
+    );
+    assert!(
+        h.sink.take().is_empty(),
+        "{mode:?}: an unchanged site was written"
+    );
+    let diff = h.last_diff();
+    assert!(
+        diff.upserts.is_empty() && diff.deletions.is_empty(),
+        "{mode:?}: {diff:?}"
+    );
+    let bodies = site.bodies();
+    match mode {
+        Validation::ETag | Validation::LastModified => {
+            assert_eq!(bodies, 0, "{mode:?}: a 304 site sent page bodies")
+        }
+        Validation::Ignored => assert_eq!(bodies, 5, "{mode:?}"),
+    }
+    // Removed pages are purged from the source once a later run has ended.
+    assert!(h
+        .sources
+        .get_page(&source, &site.fx.url("/d"))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(h.documents(&first.id).await.len(), 5);
+}
+
+#[tokio::test]
+async fn a_changed_site_syncs_with_strong_etags() {
+    edit_delete_add_and_relayout(Validation::ETag).await;
+}
+
+#[tokio::test]
+async fn a_changed_site_syncs_with_last_modified_only() {
+    edit_delete_add_and_relayout(Validation::LastModified).await;
+}
+
+#[tokio::test]
+async fn a_changed_site_syncs_when_the_server_ignores_conditional_requests() {
+    edit_delete_add_and_relayout(Validation::Ignored).await;
+}
+
+#[tokio::test]
+async fn a_run_that_hits_its_cap_removes_only_on_evidence() {
+    let site = Site::start(Validation::ETag).await;
+    let h = Harness::new();
+    h.run(&site, 1).await;
+    site.version.store(2, Ordering::SeqCst);
+    // A cap of 3 pages: most stored pages are not reached, and must stay.
+    let req = CrawlRequest::builder(site.fx.url("/").as_str())
+        .max_depth(3)
+        .max_pages(3)
+        .concurrency(1)
+        .rate(None)
+        .sitemap(SitemapMode::Off)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let (_, handle) = h.crawler.start_sync("ast-1", req).await.unwrap();
+    let rec = handle.wait().await.unwrap();
+    assert_eq!(rec.status, JobStatus::Completed);
+    let c = rec.progress.changes;
+    assert!(c.removed <= 1, "only /b (404) may be removed: {c:?}");
+    let docs = h
+        .documents(&rec.request.sync.as_ref().unwrap().documents)
+        .await;
+    for kept in ["/c", "/d", "/e"] {
+        assert!(
+            docs.contains_key(kept),
+            "{kept} removed without evidence: {c:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_second_run_of_a_source_is_refused_while_one_is_going() {
+    let fx = Fixture::start(|_, _| {
+        Reply::raw(|_s| async move {
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        })
+    })
+    .await;
+    let h = Harness::new();
+    let req = CrawlRequest::builder(fx.url("/").as_str())
+        .rate(None)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let (source, first) = h.crawler.start_sync("ast-1", req.clone()).await.unwrap();
+    let err = h
+        .crawler
+        .start_sync("ast-1", req.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crawl_core::ErrorKind::Conflict, "{err}");
+    assert!(err.to_string().contains(source.id.as_str()), "{err}");
+    // Another tenant's source of the same site is its own.
+    let (other, second) = h.crawler.start_sync("ast-2", req).await.unwrap();
+    assert_ne!(other.id, source.id);
+    first.cancel();
+    second.cancel();
+    first.wait().await.unwrap();
+    second.wait().await.unwrap();
+}
