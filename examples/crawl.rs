@@ -1,8 +1,11 @@
 //! Crawl one site into markdown files: `cargo run --release --example crawl -- URL`.
 //!
-//! Files land in `OUT/{job-id}/{domain}/{page-title}.md`. A progress bar goes to stderr, then
-//! a summary; `--json` prints the summary as one JSON object on stdout. Exit status 0 when
-//! the job completed, 1 when it failed, 2 when the input was refused.
+//! Files land in `OUT/{job-id}/{domain}/{page-title}.md`. The site is kept in `OUT` as a
+//! source: running the command again with the same URL and `--out` syncs it (only pages
+//! added, changed or removed are written, under the first run's job id) and prints the diff;
+//! `--fresh` starts a new source instead. A progress bar goes to stderr, then a summary;
+//! `--json` prints the summary as one JSON object on stdout. Exit status 0 when the job
+//! completed, 1 when it failed, 2 when the input was refused.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,6 +71,10 @@ struct Args {
     /// Resume an interrupted job (same --out); URL and limits come from the job's record.
     #[arg(long, value_name = "JOB_ID")]
     resume: Option<String>,
+    /// Start a new source instead of syncing the one kept in --out for this URL (the old
+    /// documents stay where they are; the new run writes under its own job id).
+    #[arg(long)]
+    fresh: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,6 +121,18 @@ struct Summary {
     excluded: BTreeMap<String, u64>,
     failure: Option<String>,
     out_dir: String,
+    /// The source this run synced.
+    source_id: Option<String>,
+    /// What the run changed in the knowledge base.
+    changes: Changes,
+}
+
+#[derive(Debug, Serialize)]
+struct Changes {
+    added: u64,
+    changed: u64,
+    unchanged: u64,
+    removed: u64,
 }
 
 fn main() -> ExitCode {
@@ -161,7 +180,10 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     let state = Arc::new(RedbStore::open(
         args.out.join(".kb-crawl").join("state.redb"),
     )?);
-    let mut builder = Crawler::builder().sink(sink).state(state);
+    let mut builder = Crawler::builder()
+        .sink(sink)
+        .sources(Arc::clone(&state) as kb_crawl::DynSourceStore)
+        .state(state);
     let browser = match args.render {
         Render::Never => None,
         _ => Some(renderer(args.concurrency)?),
@@ -174,7 +196,14 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
         Some(id) => crawler.resume(&id.parse::<JobId>()?).await?,
         None => {
             let url = args.url.as_deref().unwrap_or_default();
-            crawler.start(build_request(&args, url)?).await?
+            let request = build_request(&args, url)?;
+            if args.fresh {
+                if let Some(root) = kb_crawl::url::normalize(&request.url) {
+                    let id = kb_crawl::SourceId::derive(TENANT, &root);
+                    crawler.sources().delete_source(&id).await?;
+                }
+            }
+            crawler.start_sync(TENANT, request).await?.1
         }
     };
     let code = report(&args, &crawler, handle).await;
@@ -184,6 +213,9 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     }
     code
 }
+
+/// The tenant the CLI keeps its sources under.
+const TENANT: &str = "local";
 
 #[cfg(feature = "render-chrome")]
 fn renderer(tabs: usize) -> kb_crawl::Result<kb_crawl::DynRenderer> {
@@ -247,6 +279,11 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
     bar.finish_and_clear();
 
     let p = &record.progress;
+    let documents = record
+        .request
+        .sync
+        .as_ref()
+        .map_or(&record.id, |s| &s.documents);
     let summary = Summary {
         crawl_job_id: record.id.to_string(),
         status: record.status,
@@ -256,7 +293,14 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
         skipped: p.skipped.clone(),
         excluded: p.excluded.clone(),
         failure: record.failure.clone(),
-        out_dir: args.out.join(record.id.as_str()).display().to_string(),
+        out_dir: args.out.join(documents.as_str()).display().to_string(),
+        source_id: record.request.sync.as_ref().map(|s| s.source.to_string()),
+        changes: Changes {
+            added: p.changes.added,
+            changed: p.changes.changed,
+            unchanged: p.changes.unchanged,
+            removed: p.changes.removed,
+        },
     };
     eprintln!(
         "{} {}: {}/{} pages processed, {} stored in {}",
@@ -272,6 +316,17 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
     }
     for (reason, n) in &summary.excluded {
         eprintln!("  excluded {n:>4}  {reason}");
+    }
+    if record.request.sync.is_some() && record.status == JobStatus::Completed {
+        let c = &summary.changes;
+        eprintln!(
+            "  changes: +{} added, ~{} changed, ={} unchanged, -{} removed ({}/changes.jsonl)",
+            c.added,
+            c.changed,
+            c.unchanged,
+            c.removed,
+            args.out.join(record.id.as_str()).display()
+        );
     }
     if let Some(f) = &summary.failure {
         eprintln!("  failure: {f}");

@@ -60,13 +60,12 @@ impl Admission {
         Ok(report)
     }
 
-    /// Admits the links found on a page, at `depth`; returns the exclusions left to count
-    /// when the page is finished (its links past the page budget).
-    pub(super) async fn admit_links(&self, links: &[Url], depth: u32) -> Result<ExcludedCounts> {
-        if links.is_empty() {
-            return Ok(ExcludedCounts::new());
-        }
-        let candidates = self.ctx.link_candidates(links, depth).await?;
+    /// Admits a page's link candidates (see [`PageContext::link_candidates`]); returns the
+    /// exclusions left to count when the page is finished (its links past the page budget).
+    pub(super) async fn admit_candidates(
+        &self,
+        candidates: Vec<crate::traits::Candidate>,
+    ) -> Result<ExcludedCounts> {
         if candidates.is_empty() {
             return Ok(ExcludedCounts::new());
         }

@@ -1,5 +1,6 @@
 //! One job from start to end: the worker loop, termination and finalisation.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio::task::JoinSet;
@@ -16,8 +17,17 @@ use crate::job::{JobRecord, JobStatus, PageOutcome};
 use crate::net::RequestGate;
 use crate::request::SitemapMode;
 use crate::source::RunDiff;
-use crate::traits::{DynFetcher, ExcludedCounts, FrontierEntry};
+use crate::traits::{DynFetcher, FrontierEntry};
 use crate::url::normalize;
+
+/// Most processed pages held while an earlier page is still running (each holds its links).
+const READY_MAX: usize = 64;
+
+/// A processed page waiting for its turn to admit its links.
+struct Done {
+    page: PageResult,
+    candidates: Vec<crate::traits::Candidate>,
+}
 
 pub(super) struct JobRun {
     inner: Arc<Inner>,
@@ -140,8 +150,14 @@ impl JobRun {
         };
         let ctx = Arc::new((*ctx).clone().with_soft404(soft404));
 
-        let mut set: JoinSet<(FrontierEntry, Result<(PageResult, ExcludedCounts)>)> =
-            JoinSet::new();
+        // Pages run concurrently, but their links are admitted in the order the pages were
+        // admitted (the frontier is FIFO), each page's links in document order: admission is
+        // breadth-first by depth, then parent, then link order, whatever the timing, so a
+        // capped crawl admits the same pages at any concurrency. A page is finished in the
+        // ledger only once its links are admitted, so a crash loses no link.
+        let mut set: JoinSet<(u64, FrontierEntry, Result<Done>)> = JoinSet::new();
+        let mut ready: BTreeMap<u64, (FrontierEntry, Done)> = BTreeMap::new();
+        let (mut popped, mut admitted) = (0u64, 0u64);
         let concurrency = req.concurrency.max(1);
         loop {
             if self.cancel.is_cancelled() {
@@ -149,34 +165,27 @@ impl JobRun {
                 while set.join_next().await.is_some() {}
                 return Err(Stop::Cancelled);
             }
-            while set.len() < concurrency {
+            while set.len() < concurrency && ready.len() < READY_MAX {
                 match self.inner.frontier.pop(id).await.map_err(fail)? {
                     Some(entry) => {
                         let ctx = Arc::clone(&ctx);
-                        let admission = Arc::clone(&admission);
+                        let seq = popped;
+                        popped += 1;
                         set.spawn(async move {
                             let r = match process_page(&ctx, &entry).await {
-                                Ok(r) => admission
-                                    .admit_links(&r.links, entry.depth + 1)
+                                Ok(page) => ctx
+                                    .link_candidates(&page.links, entry.depth + 1)
                                     .await
-                                    .map(|mut counts| {
-                                        if r.links_over_cap > 0 {
-                                            counts.insert(
-                                                "links_per_page".to_owned(),
-                                                r.links_over_cap,
-                                            );
-                                        }
-                                        (r, counts)
-                                    }),
+                                    .map(|candidates| Done { page, candidates }),
                                 Err(e) => Err(e),
                             };
-                            (entry, r)
+                            (seq, entry, r)
                         });
                     }
                     None => break,
                 }
             }
-            if set.is_empty() {
+            if set.is_empty() && ready.is_empty() {
                 return Ok(());
             }
             let joined = tokio::select! {
@@ -184,15 +193,11 @@ impl JobRun {
                 () = self.cancel.cancelled() => continue,
             };
             let Some(joined) = joined else { continue };
-            let (entry, result) = joined.map_err(|e| Stop::Failed(format!("page task: {e}")))?;
+            let (seq, entry, result) =
+                joined.map_err(|e| Stop::Failed(format!("page task: {e}")))?;
             match result {
-                Ok((r, excluded)) => {
-                    debug!(url = %entry.url, outcome = ?r.outcome, "page done");
-                    self.inner
-                        .ledger
-                        .finish_page(id, &entry.url, &r.outcome, &excluded)
-                        .await
-                        .map_err(fail)?;
+                Ok(done) => {
+                    ready.insert(seq, (entry, done));
                 }
                 Err(e) => {
                     // A page task only errors when a backend failed for good: stop the job,
@@ -206,6 +211,20 @@ impl JobRun {
                         .await;
                     return Err(Stop::Failed(format!("{e}")));
                 }
+            }
+            while let Some((entry, done)) = ready.remove(&admitted) {
+                admitted += 1;
+                let Done { page, candidates } = done;
+                debug!(url = %entry.url, outcome = ?page.outcome, "page done");
+                let mut excluded = admission.admit_candidates(candidates).await.map_err(fail)?;
+                if page.links_over_cap > 0 {
+                    excluded.insert("links_per_page".to_owned(), page.links_over_cap);
+                }
+                self.inner
+                    .ledger
+                    .finish_page(id, &entry.url, &page.outcome, &excluded)
+                    .await
+                    .map_err(fail)?;
             }
         }
     }
