@@ -203,7 +203,9 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
                     crawler.sources().delete_source(&id).await?;
                 }
             }
-            crawler.start_sync(TENANT, request).await?.1
+            let (source, handle) = crawler.start_sync(TENANT, request).await?;
+            eprintln!("{} started (source {})", handle.id(), source.id);
+            handle
         }
     };
     let code = report(&args, &crawler, handle).await;

@@ -126,3 +126,150 @@ async fn sigkill_mid_crawl_then_resume_stores_every_page_once() {
     assert_eq!(files.len(), 15, "{by_url:#?}");
     assert_eq!(summary["stored"], 15, "{summary}");
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Runs the CLI on `url` into `out` to its end; returns the `--json` summary.
+fn crawl_to_end(bin: &Path, url: &str, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let o = Command::new(bin)
+        .args(extra)
+        .arg(url)
+        .args([
+            "--out",
+            out.to_str().unwrap(),
+            "--depth",
+            "4",
+            "--rate",
+            "20",
+        ])
+        .args(["--allow-private-network", "--lift-guardrails", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "crawl failed: {o:?}");
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_killed_mid_run_and_resumed_ends_with_the_same_diff() {
+    let site = tempfile::tempdir().unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/site");
+    copy_dir(&fixture, site.path());
+    let fx = Fixture::serve(site.path().to_owned()).await;
+    let url = fx.url("/");
+    let bin = example_binary();
+    let (plain, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for out in [plain.path(), killed.path()] {
+        let first = crawl_to_end(&bin, &url, out, &[]);
+        assert_eq!(first["status"], "COMPLETED", "{first}");
+    }
+    let files_before = md_files(killed.path());
+
+    // The site changes: one page edited, one deleted.
+    let page2 = site.path().join("b/page2.html");
+    let html = std::fs::read_to_string(&page2).unwrap();
+    std::fs::write(
+        &page2,
+        html.replacen(
+            "</h1>",
+            "</h1><p>A new paragraph about registration deadlines for the spring term.</p>",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(site.path().join("b/page3.html")).unwrap();
+
+    let reference = crawl_to_end(&bin, &url, plain.path(), &[]);
+    assert_eq!(reference["status"], "COMPLETED", "{reference}");
+    assert_eq!(reference["changes"]["changed"], 1, "{reference}");
+    assert_eq!(reference["changes"]["removed"], 1, "{reference}");
+
+    // The same sync, killed with SIGKILL once it made requests, then resumed.
+    let hits_before = fx.hits().len();
+    let mut child = Command::new(&bin)
+        .arg(&url)
+        .args([
+            "--out",
+            killed.path().to_str().unwrap(),
+            "--depth",
+            "4",
+            "--rate",
+            "5",
+        ])
+        .args(["--allow-private-network", "--lift-guardrails", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let job = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(stderr)
+            .read_line(&mut line)
+            .unwrap();
+        line.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    })
+    .await
+    .unwrap();
+    assert!(job.starts_with("job-"), "no job id on stderr: {job:?}");
+    let start = Instant::now();
+    while fx.hits().len() < hits_before + 6 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "sync made no progress"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "sync ended before it could be killed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let (bin2, out2) = (bin.clone(), killed.path().to_owned());
+    let resumed = tokio::task::spawn_blocking(move || {
+        Command::new(&bin2)
+            .args(["--resume", &job, "--out", out2.to_str().unwrap()])
+            .args(["--allow-private-network", "--lift-guardrails", "--json"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(resumed.status.success(), "resume failed: {resumed:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&resumed.stdout).unwrap();
+    assert_eq!(summary["status"], "COMPLETED", "{summary}");
+    assert_eq!(
+        summary["changes"], reference["changes"],
+        "{summary}\n{reference}"
+    );
+    assert_eq!(
+        summary["stored"], reference["stored"],
+        "{summary}\n{reference}"
+    );
+    // Nothing stored before is lost: every page of the first run but the deleted one is
+    // still there, at the same path, once.
+    let after = md_files(killed.path());
+    let deleted: Vec<&PathBuf> = files_before.iter().filter(|f| !after.contains(f)).collect();
+    assert_eq!(deleted.len(), 1, "{deleted:?}");
+    assert!(url_of_missing(deleted[0]).is_none());
+    assert_eq!(after.len(), files_before.len() - 1);
+}
+
+/// A deleted file has no URL to read.
+fn url_of_missing(file: &Path) -> Option<String> {
+    std::fs::read_to_string(file).ok()
+}
