@@ -523,3 +523,74 @@ async fn a_second_run_of_a_source_is_refused_while_one_is_going() {
     first.wait().await.unwrap();
     second.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_sitemap_lastmod_not_newer_than_the_last_check_skips_the_request() {
+    // /s is only in the sitemap; its <lastmod> is in the past, so once the source has
+    // checked it a later run does not request it at all.
+    let fx = Fixture::start(|hit, _| {
+        let origin = format!(
+            "http://{}",
+            header(hit, "host").unwrap_or("127.0.0.1").to_owned()
+        );
+        match hit.path.as_str() {
+            "/robots.txt" => {
+                Reply::text(&format!("User-agent: *\nSitemap: {origin}/sitemap.xml\n"))
+            }
+            "/sitemap.xml" => Reply::ok(
+                "application/xml",
+                format!(
+                    "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                     <url><loc>{origin}/s</loc><lastmod>2020-01-01</lastmod></url>\
+                     <url><loc>{origin}/t</loc><lastmod>2999-01-01</lastmod></url></urlset>"
+                ),
+            ),
+            "/" | "/s" | "/t" => Reply::html(&format!(
+                "<!doctype html><html><head><title>{p}</title></head><body><main><h1>{p}</h1>\
+                 <p>The page {p} has enough words to be kept as a document here.</p></main>\
+                 </body></html>",
+                p = hit.path
+            )),
+            _ => Reply::status(404),
+        }
+    })
+    .await;
+    let h = Harness::new();
+    let req = CrawlRequest::builder(fx.url("/").as_str())
+        .max_depth(2)
+        .rate(None)
+        .sitemap(SitemapMode::Auto)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let (_, first) = h.crawler.start_sync("ast-1", req.clone()).await.unwrap();
+    let first = first.wait().await.unwrap();
+    assert_eq!(first.progress.changes.added, 3, "{first:?}");
+    assert_eq!((fx.count("/s"), fx.count("/t")), (1, 1));
+    let (_, second) = h.crawler.start_sync("ast-1", req).await.unwrap();
+    let second = second.wait().await.unwrap();
+    assert_eq!(
+        second.progress.changes,
+        ChangeCounts::new(0, 0, 3, 0),
+        "{second:?}"
+    );
+    assert_eq!(
+        fx.count("/s"),
+        1,
+        "an unchanged sitemap page was requested again"
+    );
+    assert_eq!(
+        fx.count("/t"),
+        2,
+        "a page with a newer lastmod must be checked"
+    );
+    let source = second.request.sync.as_ref().unwrap().source.clone();
+    let s = h
+        .sources
+        .get_page(&source, &fx.url("/s"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.reason.as_deref(), Some("sitemap_lastmod"));
+}
