@@ -35,6 +35,21 @@ pub struct CrawlJob {
     /// When it ended; `null` while running.
     #[serde(with = "time::serde::rfc3339::option")]
     pub completed_at: Option<OffsetDateTime>,
+    /// For a run of a source: the source (`null` for a crawl that is not one).
+    #[serde(default)]
+    pub source_id: Option<String>,
+    /// Pages the run added to the knowledge base (set when a run of a source ends).
+    #[serde(default)]
+    pub pages_added: u64,
+    /// Pages whose markdown changed.
+    #[serde(default)]
+    pub pages_changed: u64,
+    /// Pages found unchanged (nothing written).
+    #[serde(default)]
+    pub pages_unchanged: u64,
+    /// Pages removed from the knowledge base.
+    #[serde(default)]
+    pub pages_removed: u64,
 }
 
 /// Answer to `GET /assistants/{assistant_id}/crawls`: newest first, one page.
@@ -66,6 +81,11 @@ impl From<&JobRecord> for CrawlJob {
             pages_total: r.progress.pages_total,
             started_at: r.started_at,
             completed_at: r.completed_at,
+            source_id: r.request.sync.as_ref().map(|s| s.source.to_string()),
+            pages_added: r.progress.changes.added,
+            pages_changed: r.progress.changes.changed,
+            pages_unchanged: r.progress.changes.unchanged,
+            pages_removed: r.progress.changes.removed,
         }
     }
 }

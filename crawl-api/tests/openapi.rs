@@ -82,6 +82,11 @@ fn every_serialized_field_is_declared() {
             pages_total: 2,
             started_at: t,
             completed_at: status.is_final().then_some(t),
+            source_id: status.is_final().then(|| "src-0123456789abcdef".to_owned()),
+            pages_added: 1,
+            pages_changed: 2,
+            pages_unchanged: 3,
+            pages_removed: 4,
         };
         let job_json = serde_json::to_value(&job).unwrap();
         check(&spec, "CrawlJob", &job_json);

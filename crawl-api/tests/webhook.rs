@@ -206,7 +206,8 @@ async fn the_manifest_has_the_documented_fields_and_a_valid_signature() {
             "event": "crawl.completed",
             "crawlJobId": rec.id.to_string(),
             "assistantId": "a",
-            "documents": [{"url": "http://site.test/a", "key": "job-1/site.test/a.md", "contentHash": "ab".repeat(32)}]
+            "documents": [{"url": "http://site.test/a", "key": "job-1/site.test/a.md", "contentHash": "ab".repeat(32)}],
+            "removed": []
         })
     );
 }

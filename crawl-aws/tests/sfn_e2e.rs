@@ -106,8 +106,12 @@ async fn create_state_machine(h: &Harness) -> String {
 /// Creates the state machine, runs one execution to its end; returns its status and the
 /// job record.
 async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
+    execute(h, req, JobId::new()).await
+}
+
+/// Runs job `job` (its record may exist already) as one execution to its end.
+async fn execute(h: &Harness, req: &CrawlRequest, job: JobId) -> (String, JobRecord) {
     let sm = create_state_machine(h).await;
-    let job = JobId::new();
     let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
     let ex = h
         .sfn(
@@ -479,4 +483,111 @@ async fn step_functions_runner_starts_and_cancels_jobs() {
     let rec = h.svc.jobs.get(&job).await.unwrap().unwrap();
     assert_eq!(rec.status, JobStatus::Failed);
     assert_eq!(rec.failure.as_deref(), Some("cancelled"));
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A run of the source of `req` under `tenant`, serverless: begun like the embedded engine
+/// begins one (source and job record), then executed by the state machine.
+async fn serverless_sync(h: &Harness, req: &CrawlRequest, tenant: &str) -> JobRecord {
+    let sources = h.svc.sources.clone().unwrap();
+    let jobs: crawl_core::DynJobStore = Arc::clone(&h.svc.jobs) as _;
+    let (_, record) = crawl_core::engine::begin_run(
+        &sources,
+        &jobs,
+        tenant,
+        JobId::new(),
+        req.clone(),
+        time::OffsetDateTime::now_utc(),
+    )
+    .await
+    .unwrap();
+    let (status, rec) = execute(h, req, record.id.clone()).await;
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+    rec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_serverless_sync_gives_the_embedded_diff_and_documents() {
+    if !services_available() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/site");
+    copy_dir(&fixture, root.path());
+    let fx = Fixture::serve(root.path().to_owned()).await;
+    let h = Harness::start().await;
+    let req = request(&fx, 3, 100);
+    let sink: DynSink = Arc::new(MemorySink::new());
+    let crawler = Crawler::builder().sink(Arc::clone(&sink)).build().unwrap();
+    let embedded_sync = |tenant: &'static str| {
+        let (crawler, req) = (crawler.clone(), req.clone());
+        async move {
+            let (_, handle) = crawler.start_sync(tenant, req).await.unwrap();
+            handle.wait().await.unwrap()
+        }
+    };
+
+    let first = serverless_sync(&h, &req, "ast-1").await;
+    let emb_first = embedded_sync("ast-1").await;
+    assert_eq!(
+        first.progress.changes, emb_first.progress.changes,
+        "{first:?}"
+    );
+    assert!(first.progress.changes.added > 5, "{first:?}");
+
+    // The site changes: one page edited, one deleted.
+    let page2 = root.path().join("b/page2.html");
+    let html = std::fs::read_to_string(&page2).unwrap();
+    let edited = html.replacen(
+        "</h1>",
+        "</h1><p>A new paragraph about registration deadlines for the spring term.</p>",
+        1,
+    );
+    std::fs::write(&page2, edited).unwrap();
+    std::fs::remove_file(root.path().join("b/page3.html")).unwrap();
+
+    let second = serverless_sync(&h, &req, "ast-1").await;
+    let emb_second = embedded_sync("ast-1").await;
+    let c = second.progress.changes;
+    assert_eq!(c, emb_second.progress.changes, "{second:?}\n{emb_second:?}");
+    assert_eq!((c.added, c.changed, c.removed), (0, 1, 1), "{c:?}");
+    let documents_job = second.request.sync.as_ref().unwrap().documents.clone();
+    assert_eq!(
+        documents_job, first.id,
+        "a run writes into the first run's documents"
+    );
+    let emb_documents = emb_second.request.sync.as_ref().unwrap().documents.clone();
+    let docs = documents(&*h.svc.sink, &documents_job).await;
+    assert_eq!(docs, documents(&*sink, &emb_documents).await);
+    assert!(
+        !docs.keys().any(|u| u.ends_with("/b/page3.html")),
+        "{docs:?}"
+    );
+    // The webhook's manifest of the second run lists the diff only.
+    let received = h.webhook.lock().unwrap().received.clone();
+    let manifest: crawl_api::ingest::Manifest =
+        serde_json::from_slice(&received.last().unwrap().2).unwrap();
+    assert_eq!(manifest.documents.len(), 1, "{manifest:?}");
+    assert!(
+        manifest.documents[0].url.ends_with("/b/page2.html"),
+        "{manifest:?}"
+    );
+    assert_eq!(manifest.removed.len(), 1, "{manifest:?}");
+    assert!(
+        manifest.removed[0].url.ends_with("/b/page3.html"),
+        "{manifest:?}"
+    );
+    assert!(manifest.source_id.is_some());
 }

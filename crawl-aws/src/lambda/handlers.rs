@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crawl_core::engine::{process_page, strip_site_template, PageContext, TemplateOptions};
+use crawl_core::engine::{
+    finalise_run, process_page, strip_site_template, PageContext, SyncRun, TemplateOptions,
+};
 use crawl_core::url::normalize;
 use crawl_core::{
     DynDedupStore, DynFetcher, DynSink, ErrorKind, FrontierEntry, JobId, JobRecord, JobStatus,
@@ -37,6 +39,24 @@ fn context(svc: &Services, job: &JobId, record: &JobRecord, fetcher: DynFetcher)
         Arc::clone(&svc.dedup) as DynDedupStore,
         Arc::clone(&svc.clock),
     )
+}
+
+/// The run of a source `record` is, if it is one: the page context's [`SyncRun`].
+async fn sync_of(svc: &Services, record: &JobRecord) -> HResult<Option<Arc<SyncRun>>> {
+    if record.request.sync.is_none() {
+        return Ok(None);
+    }
+    let sources = svc.sources.as_ref().ok_or_else(|| {
+        HandlerError::new(
+            ERR_JOB_FAILED,
+            format!(
+                "job {}: a run of a source, but no source store is configured \
+                 (KB_CRAWL_SOURCES_TABLE)",
+                record.id
+            ),
+        )
+    })?;
+    Ok(SyncRun::of(record, sources).await?.map(Arc::new))
 }
 
 async fn record_of(svc: &Services, job: &JobId) -> HResult<JobRecord> {
@@ -173,7 +193,9 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
         RenderMode::Never => None,
         RenderMode::Always | RenderMode::Auto => svc.renderer.clone(),
     };
-    let ctx = context(svc, &job, &record, fetcher).with_renderer(renderer);
+    let ctx = context(svc, &job, &record, fetcher)
+        .with_renderer(renderer)
+        .with_sync(sync_of(svc, &record).await?);
     let entry = FrontierEntry::new(item.url.clone(), item.depth);
     let r = process_page(&ctx, &entry).await?;
     let mut report = PageReport {
@@ -264,15 +286,36 @@ const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(INGEST_
 /// reported as the handler's error and left for the retry. Returns the final record.
 pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     let job = st.job_id;
-    strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
-    crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
+    let record = record_of(svc, &job).await?;
+    // A run of a source: its diff (idempotent: a re-run finds the pages already decided).
+    let diff = match sync_of(svc, &record).await? {
+        Some(sync) => {
+            let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
+                .await?
+                .unwrap_or_default();
+            let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
+            let ctx = context(svc, &job, &record, fetcher).with_sync(Some(Arc::clone(&sync)));
+            let below_cap = record.progress.pages_total < u64::from(record.request.max_pages);
+            let jobs: crawl_core::DynJobStore = Arc::clone(&svc.jobs) as _;
+            Some(finalise_run(&ctx, &sync, &jobs, &TemplateOptions::default(), below_cap).await?)
+        }
+        None => {
+            strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
+            crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
+            None
+        }
+    };
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
     let record = record_of(svc, &job).await?;
     if let Some(ingestor) = &svc.ingestor {
         match svc.jobs.begin_ingestion(&job, INGEST_LEASE).await? {
             Ingestion::Mine => {
-                let docs = crawl_core::Sink::list(&*svc.sink, &job).await?;
-                let diff = crawl_core::RunDiff::all_added(docs);
+                let diff = match diff {
+                    Some(d) => d,
+                    None => crawl_core::RunDiff::all_added(
+                        crawl_core::Sink::list(&*svc.sink, &job).await?,
+                    ),
+                };
                 let res = ingestor.on_completed(&record, &diff).await;
                 svc.jobs.end_ingestion(&job, res.is_ok()).await?;
                 res?;

@@ -36,6 +36,9 @@ pub struct Services {
     pub renderer: Option<DynRenderer>,
     /// Called once per completed job by the finalise handler (none by default).
     pub ingestor: Option<DynIngestor>,
+    /// Sources and their pages' state, for runs of a source (a job whose request has a
+    /// `sync` target); none by default, when such a job fails in its first page.
+    pub sources: Option<crawl_core::DynSourceStore>,
     /// Admissions and page counts over the dedup and job tables, repeatable per level.
     pub(crate) ledger: LevelLedger,
 }
@@ -53,7 +56,14 @@ impl Services {
             clock: Arc::new(SystemClock),
             ingestor: None,
             renderer: None,
+            sources: None,
         }
+    }
+
+    /// Sets the source store (runs of a source need it).
+    pub fn with_sources(mut self, sources: crawl_core::DynSourceStore) -> Self {
+        self.sources = Some(sources);
+        self
     }
 
     /// Sets the guardrails.
@@ -99,6 +109,9 @@ impl Services {
             DynamoDedup::from_env().await?,
             DynamoJobStore::from_env().await?,
         );
+        if crate::config::env("KB_CRAWL_SOURCES_TABLE").is_some() {
+            s.sources = Some(Arc::new(crate::DynamoSourceStore::from_env().await?));
+        }
         if let Some(g) = crate::config::env("KB_CRAWL_GUARDRAILS") {
             s.guardrails = serde_json::from_str(&g)
                 .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_GUARDRAILS: {e}")))?;

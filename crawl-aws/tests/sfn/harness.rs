@@ -219,7 +219,8 @@ impl Harness {
                     .with_allow_private_network(true)
                     .with_rate(None),
             )
-            .with_ingestor(Arc::new(ingestor));
+            .with_ingestor(Arc::new(ingestor))
+            .with_sources(Arc::new(crate::common::sources(&moto_url).await));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let state = ProxyState {
             svc: svc.clone(),

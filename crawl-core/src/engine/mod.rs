@@ -8,7 +8,9 @@ mod sync;
 
 pub use context::{request_gate, PageContext};
 pub use page::{probe_soft_404, process_page, strip_site_template, PageResult};
-pub use sync::{body_hash, finalise_run, is_removal_evidence, pending_name, source_for, SyncRun};
+pub use sync::{
+    begin_run, body_hash, finalise_run, is_removal_evidence, pending_name, source_for, SyncRun,
+};
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,7 +24,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobId, JobRecord};
 use crate::memory::{MemoryDedup, MemoryFrontier, MemoryJobStore, MemorySink, MemorySourceStore};
 use crate::request::CrawlRequest;
-use crate::source::{SourceRecord, SyncTarget};
+use crate::source::SourceRecord;
 use crate::traits::{
     ComposedLedger, CrawlLedger, DedupStore, DynDedupStore, DynFetcher, DynFrontier, DynIngestor,
     DynJobStore, DynLedger, DynRenderer, DynSink, DynSourceStore, Frontier, JobStore, NoopIngestor,
@@ -127,32 +129,21 @@ impl Crawler {
     pub async fn start_sync(
         &self,
         tenant: &str,
-        mut request: CrawlRequest,
+        request: CrawlRequest,
     ) -> Result<(SourceRecord, JobHandle)> {
-        let root = crate::url::normalize(&request.url)
-            .ok_or_else(|| Error::invalid("url: the root URL is not http(s)"))?;
+        crate::url::UrlPatterns::new(&request.include, &request.exclude)?;
+        let fetcher = (self.inner.fetcher)(&request)?;
         let _one_at_a_time = self.inner.starting.lock().await;
-        let store = &self.inner.sources;
-        let mut source = sync::source_for(store, tenant, &root, self.inner.clock.now()).await?;
-        if let Some(last) = &source.last_run {
-            if let Some(r) = self.inner.jobs.get(last).await? {
-                if !r.status.is_final() {
-                    return Err(Error::new(
-                        ErrorKind::Conflict,
-                        format!("source {}: run {last} is still going", source.id),
-                    ));
-                }
-            }
-        }
-        let id = JobId::new();
-        let documents = source.documents.clone().unwrap_or_else(|| id.clone());
-        request.sync = Some(SyncTarget::new(source.id.clone(), documents.clone()));
-        source.documents = Some(documents);
-        source.last_run = Some(id.clone());
-        source.settings = serde_json::to_value(&request).unwrap_or_default();
-        store.put_source(&source).await?;
-        let handle = self.start_with_id(id, request).await?;
-        Ok((source, handle))
+        let (source, record) = sync::begin_run(
+            &self.inner.sources,
+            &self.inner.jobs,
+            tenant,
+            JobId::new(),
+            request,
+            self.inner.clock.now(),
+        )
+        .await?;
+        Ok((source, self.spawn(record, fetcher, false)))
     }
 
     /// Starts a job in the background and returns its handle.

@@ -462,6 +462,45 @@ async fn read_fresh(
         .and_then(crate::keys::parse_file))
 }
 
+/// Begins run `id` of the source of `request`'s root under `tenant` (creating the source on
+/// its first run): refuses with [`ErrorKind::Conflict`](crate::ErrorKind::Conflict) while
+/// another run of it is going, points the request at the source ([`SyncTarget`]), saves the
+/// source and creates the run's job record. The embedded [`Crawler::start_sync`] and a
+/// serverless runner (before it starts the execution) both begin runs here.
+///
+/// [`Crawler::start_sync`]: super::Crawler::start_sync
+pub async fn begin_run(
+    store: &DynSourceStore,
+    jobs: &DynJobStore,
+    tenant: &str,
+    id: JobId,
+    mut request: crate::CrawlRequest,
+    now: time::OffsetDateTime,
+) -> Result<(SourceRecord, JobRecord)> {
+    let root = crate::url::normalize(&request.url)
+        .ok_or_else(|| crate::Error::invalid("url: the root URL is not http(s)"))?;
+    let mut source = source_for(store, tenant, &root, now).await?;
+    if let Some(last) = &source.last_run {
+        if let Some(r) = jobs.get(last).await? {
+            if !r.status.is_final() {
+                return Err(crate::Error::new(
+                    crate::ErrorKind::Conflict,
+                    format!("source {}: run {last} is still going", source.id),
+                ));
+            }
+        }
+    }
+    let documents = source.documents.clone().unwrap_or_else(|| id.clone());
+    request.sync = Some(SyncTarget::new(source.id.clone(), documents.clone()));
+    source.documents = Some(documents);
+    source.last_run = Some(id.clone());
+    source.settings = serde_json::to_value(&request).unwrap_or_default();
+    store.put_source(&source).await?;
+    let record = JobRecord::new(id, request, now);
+    jobs.create(&record).await?;
+    Ok((source, record))
+}
+
 /// Creates the source of `root` under `tenant`, or returns the one there is.
 pub async fn source_for(
     store: &DynSourceStore,
