@@ -193,6 +193,7 @@ async fn a_crashed_browser_leaves_no_profile_folder_when_relaunched() {
             1,
             "round {round}: one browser, one profile"
         );
+        let crashed = profiles(root.path()).remove(0);
         let pid = renderer.browser_pid().await.expect("a browser runs");
         let status = std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
@@ -205,6 +206,12 @@ async fn a_crashed_browser_leaves_no_profile_folder_when_relaunched() {
             profiles(root.path()).len(),
             1,
             "round {round}: the crashed browser's profile is still there beside the new one"
+        );
+        // Its helpers outlived it; they were ended before the folder was removed.
+        let left = holders_of(&crashed);
+        assert!(
+            left.is_empty(),
+            "round {round}: processes of the crashed browser: {left:?}"
         );
     }
     assert_eq!(renderer.launched_pids().len(), 4);
