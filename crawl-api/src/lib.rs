@@ -11,7 +11,11 @@ mod runner;
 mod state;
 pub mod ui;
 
-pub use auth::{AllowAll, Authorizer, DynAuthorizer};
+pub use auth::{Action, AllowAll, Authorizer, AuthorizerExt, DynAuthorizer, Role};
+#[cfg(feature = "jwt")]
+pub use auth::{
+    Claims, DynRoleLookup, JwksSource, JwtAuthorizer, JwtAuthorizerBuilder, RoleLookup, StaticRoles,
+};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use guard::SiteGuard;
 pub use limits::{Retention, DEFAULT_MAX_RUNNING_TOTAL, MAX_PAGE};

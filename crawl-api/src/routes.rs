@@ -11,6 +11,7 @@ use axum::{Json, Router};
 use crawl_core::{JobId, JobRecord, StartCrawl};
 use serde_json::{Map, Value};
 
+use crate::auth::{Action, AuthorizerExt};
 use crate::error::ApiError;
 use crate::limits::{self, MAX_PAGE};
 use crate::model::{CrawlJob, CrawlList, CrawlStarted};
@@ -46,8 +47,14 @@ pub fn router(state: ApiState) -> Router {
 
 type ApiResult<T> = Result<T, ApiError>;
 
-/// Checks the assistant id's shape, then asks the authorizer.
-async fn authorize(state: &ApiState, headers: &HeaderMap, assistant: &str) -> ApiResult<()> {
+/// Checks the assistant id's shape, then asks the authorizer whether the caller's role
+/// permits `action`.
+async fn authorize(
+    state: &ApiState,
+    headers: &HeaderMap,
+    assistant: &str,
+    action: Action,
+) -> ApiResult<()> {
     let ok = !assistant.is_empty()
         && assistant.len() <= 128
         && assistant
@@ -59,7 +66,11 @@ async fn authorize(state: &ApiState, headers: &HeaderMap, assistant: &str) -> Ap
             "assistantId: must be 1 to 128 characters of letters, digits, '-', '_' or '.'",
         ));
     }
-    state.authorizer.authorize(headers, assistant).await
+    state
+        .authorizer
+        .require(headers, assistant, action)
+        .await
+        .map(drop)
 }
 
 /// The job, only if it belongs to `assistant`: another assistant's job is "not found".
@@ -78,7 +89,7 @@ async fn start(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<CrawlStarted>)> {
-    authorize(&state, &headers, &assistant).await?;
+    authorize(&state, &headers, &assistant, Action::Write).await?;
     let body = StartCrawl::from_object(parse_body(&body)?)?;
     let mut request = body.into_request(&state.policy, &state.guardrails)?;
     request.assistant_id = Some(assistant.clone());
@@ -126,7 +137,7 @@ async fn get_one(
     Path((assistant, job)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Json<CrawlJob>> {
-    authorize(&state, &headers, &assistant).await?;
+    authorize(&state, &headers, &assistant, Action::Read).await?;
     let record = owned_job(&state, &assistant, &job).await?;
     Ok(Json(CrawlJob::from(&record)))
 }
@@ -176,7 +187,7 @@ async fn list(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<CrawlList>> {
-    authorize(&state, &headers, &assistant).await?;
+    authorize(&state, &headers, &assistant, Action::Read).await?;
     let limit = match query.get("limit") {
         None => MAX_PAGE,
         Some(l) => match l.parse::<usize>() {
@@ -221,7 +232,7 @@ async fn delete(
     Path((assistant, job)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
-    authorize(&state, &headers, &assistant).await?;
+    authorize(&state, &headers, &assistant, Action::Write).await?;
     let record = owned_job(&state, &assistant, &job).await?;
     state.runner.cancel(&record.id).await?;
     let record = state.jobs.get(&record.id).await?.unwrap_or(record);

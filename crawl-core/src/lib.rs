@@ -22,7 +22,9 @@ pub mod url;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
-pub use engine::{default_fetcher, Crawler, CrawlerBuilder, JobHandle, TemplateOptions};
+pub use engine::{
+    default_fetcher, default_fetcher_sharing, Crawler, CrawlerBuilder, JobHandle, TemplateOptions,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome, Progress};
 pub use page::{

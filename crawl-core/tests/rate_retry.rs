@@ -488,3 +488,115 @@ async fn stack_retries_robots_fetch_before_disallowing() {
     );
     assert_eq!(fx.count("/robots.txt"), 2);
 }
+
+/// The most request starts the fixture saw in any window of `rate` starts' worth of time: a
+/// 1-second window less the slack the gap tests allow per gap (two gaps for the default
+/// 2 requests/s), so a limiter that keeps every gap within its slack counts at most `rate`.
+fn max_starts_per_second(hits: &[Hit], interval: Duration) -> usize {
+    let per_second = (Duration::from_secs(1).as_secs_f64() / interval.as_secs_f64()).round();
+    let window = Duration::from_secs(1) - slack(interval) * per_second as u32;
+    let mut at: Vec<Instant> = hits.iter().map(|h| h.at).collect();
+    at.sort();
+    (0..at.len())
+        .map(|i| at[i..].iter().take_while(|t| **t - at[i] < window).count())
+        .max()
+        .unwrap_or(0)
+}
+
+fn three_page_site(hit: &Hit, _: usize) -> Reply {
+    let links = match hit.path.as_str() {
+        "/robots.txt" => return Reply::status(404),
+        p if p.ends_with('/') => ["a", "b", "c"]
+            .iter()
+            .map(|l| format!("<a href=\"{p}{l}\">{l}</a>"))
+            .collect::<String>(),
+        _ => String::new(),
+    };
+    Reply::html(&format!(
+        "<html><head><title>{0}</title></head><body><main><h1>{0}</h1><p>Enough words on \
+         the page {0} to be kept as a document by the crawler.</p>{links}</main></body></html>",
+        hit.path
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_jobs_on_one_host_share_its_rate() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(three_page_site).await;
+    // One crawler, its default fetcher factory: what `serve` runs every job with.
+    let crawler = crawl_core::Crawler::builder().build().unwrap();
+    let mut handles = Vec::new();
+    for j in ["j1", "j2", "j3"] {
+        let req = CrawlRequest::builder(fx.url(&format!("/{j}/")).as_str())
+            .max_depth(1)
+            .max_pages(4)
+            .concurrency(4)
+            .guardrails(Guardrails::lifted())
+            .allow_private_network(true)
+            .detect_soft_404(false)
+            .sitemap(crawl_core::SitemapMode::Off)
+            .build()
+            .unwrap();
+        assert_eq!(req.rate, Some(2.0), "the default rate");
+        handles.push(crawler.start(req).await.unwrap());
+    }
+    for h in handles {
+        let rec = h.wait().await.unwrap();
+        assert_eq!(
+            rec.status,
+            crawl_core::JobStatus::Completed,
+            "{:?}",
+            rec.failure
+        );
+        assert_eq!(rec.progress.pages_processed, 4);
+    }
+    let hits = fx.hits();
+    assert_eq!(hits.len(), 15, "3 × (robots.txt + 4 pages)");
+    let interval = Duration::from_millis(500);
+    let most = max_starts_per_second(&hits, interval);
+    assert!(
+        most <= 2,
+        "{most} request starts within one second: {:?}",
+        gaps(&hits)
+    );
+    assert_gaps_at_least(&hits, interval);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_waiting_for_a_shared_host_take_turns() {
+    let _serial = SERIAL.lock().await;
+    let fx = Fixture::start(|_, _| Reply::html("<p>x</p>")).await;
+    let hosts = crawl_core::politeness::HostLimiter::new();
+    let layer = |hosts: &crawl_core::politeness::HostLimiter| {
+        Arc::new(
+            RateLimitLayer::new(Arc::new(local_fetcher()), Some(Duration::from_millis(100)))
+                .with_host_limiter(hosts.clone()),
+        )
+    };
+    let (a, b) = (layer(&hosts), layer(&hosts));
+    let (job_a, job_b) = (JobId::new(), JobId::new());
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let (a, url) = (Arc::clone(&a), fx.url(&format!("/a{i}")));
+        let job = job_a.clone();
+        tasks.push(tokio::spawn(async move {
+            a.fetch(&FetchRequest::page(url).with_job(&job)).await
+        }));
+    }
+    // Job A's six requests are queued first; then job B's one.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let url = fx.url("/b0");
+    tasks.push(tokio::spawn(async move {
+        b.fetch(&FetchRequest::page(url).with_job(&job_b)).await
+    }));
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let mut hits = fx.hits();
+    hits.sort_by_key(|h| h.at);
+    let order: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    let b_at = order.iter().position(|p| *p == "/b0").unwrap();
+    // A's first request started at once and its second holds the host's slot: B is next.
+    assert!(b_at <= 2, "job B waited behind job A's queue: {order:?}");
+    assert_gaps_at_least(&hits, Duration::from_millis(100));
+}

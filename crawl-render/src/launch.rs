@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::ChromeConfig;
 use crate::error::{cdp, RenderError};
+use crate::profile::{dispose, remove_orphans, Profile, PROFILE_PREFIX, TAG};
 use crate::proxy::{ActiveGates, GateProxy};
 
 /// Flags for a headless Chromium that talks to nothing but the pages it is asked for.
@@ -153,18 +154,23 @@ impl BrowserProc {
             .profile_root
             .clone()
             .unwrap_or_else(std::env::temp_dir);
-        remove_orphans(&root);
+        let sweep = root.clone();
+        // Blocking: it may wait for a dead process's helpers to end.
+        let _ = tokio::task::spawn_blocking(move || remove_orphans(&sweep)).await;
         // Removed whatever happens from here on, even if this future is dropped mid-launch.
-        let profile = Profile(Some(
+        let profile = Profile::new(
             tempfile::Builder::new()
                 .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
                 .tempdir_in(&root)
                 .map_err(RenderError::Profile)?
                 .keep(),
-        ));
+        );
         write_preferences(profile.path())?;
         let mut builder = BrowserConfig::builder()
             .chrome_executable(exe)
+            // The browser and its crash handlers carry it (its other helpers get a clean
+            // environment and are found by their --user-data-dir): see crate::profile.
+            .env(TAG, profile.path().to_string_lossy())
             .no_sandbox()
             .user_data_dir(profile.path())
             .disable_default_args()
@@ -337,8 +343,8 @@ impl BrowserProc {
             let _ = tokio::time::timeout(limit, self.browser.wait()).await;
         }
         self.handler.abort();
-        if let Some(path) = self.profile.take().and_then(|mut p| p.0.take()) {
-            tokio::task::spawn_blocking(move || remove_profile(&path))
+        if let Some(path) = self.profile.take().and_then(Profile::into_path) {
+            tokio::task::spawn_blocking(move || dispose(&path))
                 .await
                 .ok();
         }
@@ -362,82 +368,5 @@ impl Drop for BrowserProc {
         }
         self.handler.abort();
         // The profile field's own drop removes the folder.
-    }
-}
-
-/// A browser profile folder, removed when dropped: Chromium's helper processes may still
-/// write into it for a moment after the browser is killed, so the removal runs on a thread
-/// that retries until the folder stays gone.
-#[derive(Debug)]
-struct Profile(Option<PathBuf>);
-
-impl Profile {
-    fn path(&self) -> &Path {
-        self.0.as_deref().unwrap_or(Path::new(""))
-    }
-}
-
-impl Drop for Profile {
-    fn drop(&mut self) {
-        let Some(path) = self.0.take() else {
-            return;
-        };
-        let spawned = std::thread::Builder::new()
-            .name("kb-crawl-profile-rm".into())
-            .spawn({
-                let path = path.clone();
-                move || remove_profile(&path)
-            });
-        if spawned.is_err() {
-            remove_profile(&path);
-        }
-    }
-}
-
-/// Start of every profile folder's name; the creating process's id follows.
-const PROFILE_PREFIX: &str = "kb-crawl-chromium-";
-
-/// Removes `path` and makes sure it stays removed (a helper process of a killed browser
-/// still writing can recreate part of it): up to about 30 s of retries.
-fn remove_profile(path: &Path) {
-    for _ in 0..300 {
-        match std::fs::remove_dir_all(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) => {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                continue;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if !path.exists() {
-            return;
-        }
-    }
-    tracing::warn!(path = %path.display(), "could not remove a browser profile folder");
-}
-
-/// Removes the profile folders under `root` whose creating process no longer runs (a
-/// process killed mid-crawl never cleans up). Only where `/proc` tells which processes run.
-fn remove_orphans(root: &Path) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PROFILE_PREFIX)) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let path = entry.path();
-            tracing::debug!(path = %path.display(), "removing the profile of a process that is gone");
-            let _ = std::fs::remove_dir_all(&path);
-        }
     }
 }

@@ -23,6 +23,7 @@ mod config;
 mod error;
 mod intercept;
 mod launch;
+mod profile;
 mod proxy;
 mod renderer;
 mod tab;

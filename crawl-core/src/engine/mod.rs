@@ -407,13 +407,26 @@ impl CrawlerBuilder {
     }
 }
 
+/// One [`HostLimiter`](crate::politeness::HostLimiter) for every job of the crawler, so the
+/// per-host rate holds across jobs.
 fn default_fetcher_factory() -> FetcherFactory {
-    Arc::new(default_fetcher)
+    let hosts = crate::politeness::HostLimiter::new();
+    Arc::new(move |req: &CrawlRequest| default_fetcher_sharing(req, &hosts))
 }
 
 /// The fetcher a job gets by default: the HTTP fetcher with the request's network policy and
-/// user agent, wrapped in the retry, rate-limit and robots.txt layers.
+/// user agent, wrapped in the retry, rate-limit and robots.txt layers. Its per-host interval
+/// holds for this fetcher alone; a [`Crawler`] without a fetcher of its own uses
+/// [`default_fetcher_sharing`] with one limiter for all its jobs.
 pub fn default_fetcher(req: &CrawlRequest) -> Result<DynFetcher> {
+    default_fetcher_sharing(req, &crate::politeness::HostLimiter::new())
+}
+
+/// [`default_fetcher`] whose per-host interval is held across every fetcher sharing `hosts`.
+pub fn default_fetcher_sharing(
+    req: &CrawlRequest,
+    hosts: &crate::politeness::HostLimiter,
+) -> Result<DynFetcher> {
     let http = crate::http::HttpFetcher::for_request(req)?;
-    Ok(crate::politeness::stack(Arc::new(http), req))
+    Ok(crate::politeness::stack_sharing(Arc::new(http), req, hosts))
 }

@@ -17,7 +17,7 @@ mod retry;
 mod robots;
 mod robots_txt;
 
-pub use rate::RateLimitLayer;
+pub use rate::{HostLimiter, RateLimitLayer};
 pub use retry::{parse_retry_after, RetryLayer};
 pub use robots::RobotsLayer;
 pub use robots_txt::{product_token, RobotsRules, PARSE_LIMIT};
@@ -75,13 +75,26 @@ impl HostPolicies {
 /// layers configured by `req`: robots.txt for `req.user_agent` (unless
 /// `req.respect_robots` is off), retries with the defaults, and a per-host interval of
 /// `req.min_interval()` raised by `Crawl-delay` up to `req.max_crawl_delay`. See the
-/// module docs for the order.
+/// module docs for the order. The per-host interval holds for this stack alone; use
+/// [`stack_sharing`] to hold it across jobs.
 pub fn stack(inner: Arc<dyn Fetcher>, req: &CrawlRequest) -> Arc<dyn Fetcher> {
+    stack_sharing(inner, req, &HostLimiter::new())
+}
+
+/// [`stack`], with the per-host interval held across every stack sharing `hosts` (every job
+/// of a runner): each job's own rate and `Crawl-delay` are spaced from the last start of any
+/// of them.
+pub fn stack_sharing(
+    inner: Arc<dyn Fetcher>,
+    req: &CrawlRequest,
+    hosts: &HostLimiter,
+) -> Arc<dyn Fetcher> {
     let policies = HostPolicies::new();
     let rate: Arc<dyn Fetcher> = Arc::new(
         RateLimitLayer::new(inner, req.min_interval())
             .with_max_crawl_delay(req.max_crawl_delay)
-            .with_host_policies(policies.clone()),
+            .with_host_policies(policies.clone())
+            .with_host_limiter(hosts.clone()),
     );
     let retry: Arc<dyn Fetcher> = Arc::new(RetryLayer::new(rate));
     if req.respect_robots {

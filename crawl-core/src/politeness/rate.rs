@@ -24,15 +24,69 @@ use crate::Fetcher;
 /// robots.txt arrives (`Crawl-delay`), which a GCRA quota cannot do per key, and GCRA admits
 /// a cell at its theoretical arrival time, not at the moment the request really starts.
 /// Here each host has a FIFO `tokio::sync::Mutex` holding the start time of its last
-/// request; the next request holds the lock while it sleeps until `last + interval`, records
-/// the actual start, and only then releases it — so two consecutive starts are never closer
-/// than the interval, whatever the scheduler does, and waiters are served in order.
+/// request (in a [`HostLimiter`]); the next request holds the lock while it sleeps until
+/// `last + interval`, records the actual start, and only then releases it — so two
+/// consecutive starts are never closer than the interval, whatever the scheduler does, and
+/// waiters are served in order.
+///
+/// Across jobs: every job's layer of one runner shares one [`HostLimiter`]
+/// ([`with_host_limiter`](Self::with_host_limiter)), so the host sees the interval whatever
+/// the number of jobs. Each job keeps its own interval (its rate, its robots.txt
+/// `Crawl-delay`), measured from the last start of ANY job. A job queues at most one request
+/// at the shared lock per host at a time (its other requests wait in the job's own queue), so
+/// the shared FIFO serves the waiting jobs in turn, whatever their concurrency.
 pub struct RateLimitLayer {
     inner: Arc<dyn Fetcher>,
     interval: Option<Duration>,
     max_crawl_delay: Duration,
     policies: HostPolicies,
-    hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
+    shared: HostLimiter,
+    turns: Mutex<HashMap<(Option<JobId>, String), Turn>>,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Instant>>>;
+type Turn = Arc<tokio::sync::Mutex<()>>;
+
+/// Host entries kept before idle ones are swept from a [`HostLimiter`].
+const SWEEP_AT: usize = 1024;
+/// A host whose last start is older than this is forgotten by a sweep (longer than any
+/// interval: the crawl delay cap is at most minutes).
+const IDLE: Duration = Duration::from_secs(600);
+
+/// The start time of the last request to each host, shared by every [`RateLimitLayer`] that
+/// holds a clone (one per runner: the default fetcher factory of a
+/// [`Crawler`](crate::Crawler) makes one for all its jobs). Cheap to clone.
+#[derive(Clone, Default)]
+pub struct HostLimiter {
+    hosts: Arc<Mutex<HashMap<String, Slot>>>,
+}
+
+impl fmt::Debug for HostLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.hosts.lock().map(|m| m.len()).unwrap_or_default();
+        f.debug_struct("HostLimiter").field("hosts", &n).finish()
+    }
+}
+
+impl HostLimiter {
+    /// A limiter that knows no host yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn slot(&self, host: &str) -> Slot {
+        let mut m = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        if m.len() >= SWEEP_AT && !m.contains_key(host) {
+            // Only entries nobody holds or waits for, idle for longer than any interval.
+            m.retain(|_, slot| {
+                Arc::strong_count(slot) > 1
+                    || slot
+                        .try_lock()
+                        .map_or(true, |last| last.is_some_and(|t| t.elapsed() < IDLE))
+            });
+        }
+        Arc::clone(m.entry(host.to_owned()).or_default())
+    }
 }
 
 impl fmt::Debug for RateLimitLayer {
@@ -59,8 +113,16 @@ impl RateLimitLayer {
             interval: interval.filter(|d| !d.is_zero()),
             max_crawl_delay: Duration::from_secs(10),
             policies: HostPolicies::new(),
-            hosts: Mutex::new(HashMap::new()),
+            shared: HostLimiter::new(),
+            turns: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Spaces starts with every other layer holding `limiter` (default: a limiter of this
+    /// layer alone).
+    pub fn with_host_limiter(mut self, limiter: HostLimiter) -> Self {
+        self.shared = limiter;
+        self
     }
 
     /// Caps the robots.txt `Crawl-delay` honoured (default 10 s).
@@ -92,7 +154,10 @@ impl RateLimitLayer {
     async fn wait_turn(&self, url: &Url, job: Option<&JobId>) {
         // The start is recorded even when no interval applies yet: the robots.txt fetch
         // runs before its Crawl-delay is known, and the first page must still wait for it.
-        let slot = self.slot(url);
+        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        let turn = self.turn(job, &host);
+        let _turn = turn.lock().await;
+        let slot = self.shared.slot(&host);
         let mut last = slot.lock().await;
         // Read after queueing: a Crawl-delay published meanwhile applies.
         let interval = self.interval_for(url, job);
@@ -102,10 +167,11 @@ impl RateLimitLayer {
         *last = Some(Instant::now());
     }
 
-    fn slot(&self, url: &Url) -> Arc<tokio::sync::Mutex<Option<Instant>>> {
-        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
-        let mut m = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(m.entry(host).or_default())
+    /// The queue of `job`'s requests to `host`: one of them at a time waits at the shared
+    /// slot.
+    fn turn(&self, job: Option<&JobId>, host: &str) -> Turn {
+        let mut m = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(m.entry((job.cloned(), host.to_owned())).or_default())
     }
 }
 
