@@ -11,6 +11,11 @@ mkdir -p .ci-tmp
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# openssl: the JWT tests make their RSA keys with it.
+if ! command -v openssl >/dev/null; then
+  step "openssl"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
 if [[ -f scripts/chromium.sh ]]; then
   step "chromium"
   bash scripts/chromium.sh
