@@ -96,6 +96,11 @@ const JOB_FIELDS: &[&str] = &[
     "pagesTotal",
     "startedAt",
     "completedAt",
+    "sourceId",
+    "pagesAdded",
+    "pagesChanged",
+    "pagesUnchanged",
+    "pagesRemoved",
 ];
 
 #[tokio::test]
