@@ -122,3 +122,5 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
 mod safety;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_docs;

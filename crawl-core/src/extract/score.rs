@@ -203,11 +203,22 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw) {
+        if CHROME_WORDS.contains(&lw) || nav_compound(lw) {
             hint = 1;
         }
     }
     hint
+}
+
+/// `nav` fused with a chrome part: DocBook's `navheader`/`navfooter` (its Prev / Up /
+/// Home / Next tables), `navbox`, `navlinks`.
+fn nav_compound(w: &str) -> bool {
+    w.strip_prefix("nav").is_some_and(|r| {
+        matches!(
+            r,
+            "header" | "footer" | "bar" | "box" | "links" | "block" | "list" | "menu"
+        )
+    })
 }
 
 /// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
@@ -236,17 +247,70 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
-    for tok in a
-        .class
-        .split_ascii_whitespace()
-        .chain(a.id.split_ascii_whitespace())
-    {
+    for tok in a.class.split_ascii_whitespace() {
         match token_hint(tok) {
             0 => {}
             h => return h,
         }
     }
+    // Documentation generators build ids from heading text (Sphinx's
+    // `<section id="comments">` for a section titled "Comments"): such an id names the
+    // section's subject, not its role.
+    for tok in a.id.split_ascii_whitespace() {
+        match token_hint(tok) {
+            0 => {}
+            _ if id_from_heading(tree, n, tok) => {}
+            h => return h,
+        }
+    }
     0
+}
+
+/// Nodes looked at for the heading an id may be built from.
+const ID_HEADING_SCAN: u32 = 12;
+
+/// Whether `id` spells the text of the first heading near the start of `n` (its words,
+/// case and separators aside; a trailing number is allowed, as in `comments-1`).
+fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
+    let len = tree.nodes.len() as u32;
+    let Some(h) = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
+    else {
+        return false;
+    };
+    let mut text = String::new();
+    let mut i = h + 1;
+    while i < len && is_descendant(tree, i, h) && text.len() < 200 {
+        if let Some(t) = tree.text_of(i) {
+            text.push(' ');
+            text.push_str(t);
+        }
+        i += 1;
+    }
+    let heading = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    let mut ids = id
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty());
+    for w in heading {
+        match ids.next() {
+            Some(x) if x.eq_ignore_ascii_case(w) => {}
+            _ => return false,
+        }
+    }
+    // What is left of the id may only be a number.
+    let rest: Vec<&str> = ids.collect();
+    rest.is_empty() || (rest.len() == 1 && rest[0].bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `i` lies in the subtree of `a`.
+fn is_descendant(tree: &Tree, mut i: u32, a: u32) -> bool {
+    while i != NONE && i > a {
+        i = tree.nodes[i as usize].parent;
+    }
+    i == a
 }
 
 fn content_hint(tree: &Tree, n: u32) -> bool {
@@ -421,11 +485,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
     }
     let mut protected = vec![false; len];
+    // Lists introduced by a paragraph ("The following classes support ...:") are part of
+    // the text, however link-dense: a menu is not introduced by prose.
+    let mut in_prose_list = vec![false; len];
+    let prose_lists = lists_after_prose(tree, &removed, &ptext, &link, &text);
     for i in 1..len {
         if removed[i] {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
+        in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
         protected[i] = protected[p]
@@ -449,6 +518,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         ) && text[i] > 0
             && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
             && !protected[i]
+            && !in_prose_list[i]
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -461,11 +531,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut kept_p = vec![0f64; len];
     // Text of repeated listing items (product cards, posts, story lists).
     let mut items = vec![0f64; len];
+    // Holds a kept `<h1>`.
+    let mut kept_h1 = vec![false; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
             continue;
         }
+        let p = node.parent as usize;
+        kept_h1[i] |= tree.tag(i as u32) == Some(Tag::H1) && raw[i] > 0;
+        kept_h1[p] |= kept_h1[i];
         if let Kind::Text { .. } = node.kind {
             good[i] = raw[i] as f64;
             if in_p[i] {
@@ -556,9 +631,38 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // The page's title sits here beside the chosen child, itself a titled section (a
+        // documentation page: the `<h1>`, its introduction, then sections): stay, or the
+        // title, the introduction and the other sections go.
+        if kept_h1[cur as usize]
+            && !kept_h1[best as usize]
+            && h1_child(tree, cur, &kept_h1)
+            && starts_with_heading(tree, best)
+        {
+            break;
+        }
         cur = best;
     }
     Selection { root: cur, removed }
+}
+
+/// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).
+fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
+    tree.children(cur)
+        .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
+}
+
+/// Whether `n` opens with a heading: a section of a document, not an article's body.
+fn starts_with_heading(tree: &Tree, n: u32) -> bool {
+    let len = tree.nodes.len() as u32;
+    (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .find(|&i| {
+            tree.tag(i)
+                .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div))
+                || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
+        })
+        .is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
 }
 
 /// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
@@ -621,6 +725,40 @@ fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
     }
     let b = first?;
     (good[b] >= ARTICLE_BODY_MIN && good[b] >= 0.5 * sum).then_some(b as u32)
+}
+
+/// Paragraph text (outside links) the paragraph before a list needs to introduce it.
+const LIST_INTRO_MIN: u32 = 40;
+
+/// Lists (`ul`, `ol`, `dl`) whose previous element sibling is a kept paragraph of prose.
+fn lists_after_prose(
+    tree: &Tree,
+    removed: &[bool],
+    ptext: &[u32],
+    link: &[u32],
+    text: &[u32],
+) -> Vec<bool> {
+    let len = tree.nodes.len();
+    let mut out = vec![false; len];
+    // The last element child seen of each parent, in document order.
+    let mut last_el = vec![NONE; len];
+    for i in 1..len {
+        let Some(tag) = tree.tag(i as u32) else {
+            continue;
+        };
+        let p = tree.nodes[i].parent as usize;
+        let prev = last_el[p];
+        last_el[p] = i as u32;
+        if !matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl) || prev == NONE {
+            continue;
+        }
+        let q = prev as usize;
+        out[i] = tree.tag(prev) == Some(Tag::P)
+            && !removed[q]
+            && ptext[q] >= LIST_INTRO_MIN
+            && text[q].saturating_sub(link[q]) >= LIST_INTRO_MIN;
+    }
+    out
 }
 
 /// Divs whose own text (their text children) is long and broken by line breaks: at
