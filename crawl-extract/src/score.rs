@@ -631,13 +631,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
-        // The page's title sits here beside the chosen child, itself a titled section (a
-        // documentation page: the `<h1>`, its introduction, then sections): stay, or the
-        // title, the introduction and the other sections go.
+        // The page's title sits here beside the chosen child, itself a titled section or
+        // a table (a documentation page: the `<h1>`, its introduction, then sections or
+        // the table the title names): stay, or the title, the introduction and the other
+        // sections go, and a table entered is no longer rendered as one.
         if kept_h1[cur as usize]
             && !kept_h1[best as usize]
             && h1_child(tree, cur, &kept_h1)
-            && starts_with_heading(tree, best)
+            && (starts_with_heading(tree, best) || tree.tag(best) == Some(Tag::Table))
         {
             break;
         }
@@ -742,7 +743,7 @@ fn lists_after_prose(
     let mut out = vec![false; len];
     // The last element child seen of each parent, in document order.
     let mut last_el = vec![NONE; len];
-    for i in 1..len {
+    for (i, o) in out.iter_mut().enumerate().skip(1) {
         let Some(tag) = tree.tag(i as u32) else {
             continue;
         };
@@ -753,7 +754,7 @@ fn lists_after_prose(
             continue;
         }
         let q = prev as usize;
-        out[i] = tree.tag(prev) == Some(Tag::P)
+        *o = tree.tag(prev) == Some(Tag::P)
             && !removed[q]
             && ptext[q] >= LIST_INTRO_MIN
             && text[q].saturating_sub(link[q]) >= LIST_INTRO_MIN;

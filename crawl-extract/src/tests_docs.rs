@@ -233,3 +233,27 @@ fn docbook_navigation_tables_are_removed() {
         "{m}"
     );
 }
+
+#[test]
+fn a_table_under_the_page_title_keeps_the_title_and_stays_a_table() {
+    // The table holds nearly all the text: selection used to enter it (and its rows),
+    // dropping the `<h1>` and rendering the rows as paragraphs.
+    let rows: String = (0..40)
+        .map(|i| format!("<tr><td>os.event{i}</td><td>path, mode, flags of the call</td></tr>"))
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='audit-events-table'><h1>Audit events table</h1>\
+         <p>This table contains all events raised.</p>\
+         <table class='docutils'><thead><tr><th>Event</th><th>Arguments</th></tr></thead>\
+         <tbody>{rows}</tbody></table></section>"
+    ));
+    let m = md(&html);
+    assert!(
+        m.starts_with("# Audit events table\n\nThis table contains"),
+        "{m}"
+    );
+    assert!(
+        m.contains("| Event | Arguments |\n|---|---|\n| os.event0 | path, mode"),
+        "{m}"
+    );
+}
