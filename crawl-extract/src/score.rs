@@ -118,7 +118,9 @@ const CONSENT_WORDS: &[&str] = &[
     "cookiebot",
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
-const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
+/// (`comment` too: WordPress's `comment-list`, `comment-respond`; on forums the
+/// discussion check keeps them.)
+const COMMENT_WORDS: &[&str] = &["comments", "comment", "commentlist", "respond", "disqus"];
 /// Words that name a discussion thread.
 const FORUM_WORDS: &[&str] = &["discussion", "thread", "forum"];
 /// Whole class/id tokens that mark site chrome.
@@ -250,6 +252,8 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     for tok in a.class.split_ascii_whitespace() {
         match token_hint(tok) {
             0 => {}
+            // Highlighted code marks its comments `<span class="hljs-comment">`.
+            3 if tag == Tag::Span => {}
             h => return h,
         }
     }
@@ -430,7 +434,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let wrapper = (prose_share > 0.5 && prose[0] > 200)
             || has_main[i]
             || (hint == 2 && in_article[i] && prose[i] >= 150);
-        // Comments go when the page has prose of its own outside them.
+        // Comments go when the page has prose of its own outside them, on an article:
+        // `og:type`, inside `<article>`, outweighed by the prose outside, or outside the
+        // block holding the page's `<h1>` (the replies under a post, however many).
         let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
         let p = tree.nodes[i].parent as usize;
@@ -439,7 +445,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !forum_page
             && !in_comments[p]
             && outside >= 200
-            && (article_page || in_article[i] || outside >= prose[i]);
+            && (article_page || in_article[i] || outside >= prose[i] || (has_h1[0] && !has_h1[i]));
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < CLASS_CHROME_MAX)) {
             removed[i] = true;
         }
