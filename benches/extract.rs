@@ -1,8 +1,8 @@
-//! Throughput of `crawl_core::extract::extract` against `htmd::convert` on the same
+//! Throughput of `crawl_extract::extract` against `htmd::convert` on the same
 //! whole pages. Pages: `benches/data/*.html`, plus `$KB_EXTRACT_BENCH_DIR/*.html`
 //! when that variable names a folder.
 
-use crawl_core::extract::{decode_html, extract, ExtractOptions};
+use crawl_extract::{decode_html, extract, ExtractOptions};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
 

@@ -4,11 +4,11 @@
 //! cargo run --release --example extract -- --in DIR --out DIR [--threads N] [--no-main-content]
 //! ```
 //!
-//! Bytes are decoded with [`crawl_core::extract::decode_html`] (BOM, `<meta charset>`,
+//! Bytes are decoded with [`crawl_extract::decode_html`] (BOM, `<meta charset>`,
 //! else UTF-8). Each `name.html` becomes `name.md`.
 
 use clap::Parser;
-use crawl_core::extract::{decode_html, extract, ExtractOptions};
+use crawl_extract::{decode_html, extract, ExtractOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

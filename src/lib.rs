@@ -2,6 +2,10 @@
 
 pub use crawl_core::*;
 
+/// HTML to markdown extraction (crate `crawl-extract`): main content, metadata and links
+/// of a page. The same module as `crawl_core::extract`.
+pub use crawl_extract as extract;
+
 /// Embedded storage backends: filesystem sink, moka dedup store, durable redb state.
 #[cfg(feature = "fs")]
 pub use crawl_store as store;

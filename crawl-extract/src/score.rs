@@ -118,7 +118,9 @@ const CONSENT_WORDS: &[&str] = &[
     "cookiebot",
 ];
 /// Words that mark a comment section: chrome on an article, content on a forum.
-const COMMENT_WORDS: &[&str] = &["comments", "commentlist", "respond", "disqus"];
+/// (`comment` too: WordPress's `comment-list`, `comment-respond`; on forums the
+/// discussion check keeps them.)
+const COMMENT_WORDS: &[&str] = &["comments", "comment", "commentlist", "respond", "disqus"];
 /// Words that name a discussion thread.
 const FORUM_WORDS: &[&str] = &["discussion", "thread", "forum"];
 /// Whole class/id tokens that mark site chrome.
@@ -203,11 +205,22 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw) {
+        if CHROME_WORDS.contains(&lw) || nav_compound(lw) {
             hint = 1;
         }
     }
     hint
+}
+
+/// `nav` fused with a chrome part: DocBook's `navheader`/`navfooter` (its Prev / Up /
+/// Home / Next tables), `navbox`, `navlinks`.
+fn nav_compound(w: &str) -> bool {
+    w.strip_prefix("nav").is_some_and(|r| {
+        matches!(
+            r,
+            "header" | "footer" | "bar" | "box" | "links" | "block" | "list" | "menu"
+        )
+    })
 }
 
 /// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
@@ -236,17 +249,72 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
-    for tok in a
-        .class
-        .split_ascii_whitespace()
-        .chain(a.id.split_ascii_whitespace())
-    {
+    for tok in a.class.split_ascii_whitespace() {
         match token_hint(tok) {
             0 => {}
+            // Highlighted code marks its comments `<span class="hljs-comment">`.
+            3 if tag == Tag::Span => {}
+            h => return h,
+        }
+    }
+    // Documentation generators build ids from heading text (Sphinx's
+    // `<section id="comments">` for a section titled "Comments"): such an id names the
+    // section's subject, not its role.
+    for tok in a.id.split_ascii_whitespace() {
+        match token_hint(tok) {
+            0 => {}
+            _ if id_from_heading(tree, n, tok) => {}
             h => return h,
         }
     }
     0
+}
+
+/// Nodes looked at for the heading an id may be built from.
+const ID_HEADING_SCAN: u32 = 12;
+
+/// Whether `id` spells the text of the first heading near the start of `n` (its words,
+/// case and separators aside; a trailing number is allowed, as in `comments-1`).
+fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
+    let len = tree.nodes.len() as u32;
+    let Some(h) = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
+    else {
+        return false;
+    };
+    let mut text = String::new();
+    let mut i = h + 1;
+    while i < len && is_descendant(tree, i, h) && text.len() < 200 {
+        if let Some(t) = tree.text_of(i) {
+            text.push(' ');
+            text.push_str(t);
+        }
+        i += 1;
+    }
+    let heading = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    let mut ids = id
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty());
+    for w in heading {
+        match ids.next() {
+            Some(x) if x.eq_ignore_ascii_case(w) => {}
+            _ => return false,
+        }
+    }
+    // What is left of the id may only be a number.
+    let rest: Vec<&str> = ids.collect();
+    rest.is_empty() || (rest.len() == 1 && rest[0].bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `i` lies in the subtree of `a`.
+fn is_descendant(tree: &Tree, mut i: u32, a: u32) -> bool {
+    while i != NONE && i > a {
+        i = tree.nodes[i as usize].parent;
+    }
+    i == a
 }
 
 fn content_hint(tree: &Tree, n: u32) -> bool {
@@ -366,7 +434,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let wrapper = (prose_share > 0.5 && prose[0] > 200)
             || has_main[i]
             || (hint == 2 && in_article[i] && prose[i] >= 150);
-        // Comments go when the page has prose of its own outside them.
+        // Comments go when the page has prose of its own outside them, on an article:
+        // `og:type`, inside `<article>`, outweighed by the prose outside, or outside the
+        // block holding the page's `<h1>` (the replies under a post, however many).
         let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
         let p = tree.nodes[i].parent as usize;
@@ -375,7 +445,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !forum_page
             && !in_comments[p]
             && outside >= 200
-            && (article_page || in_article[i] || outside >= prose[i]);
+            && (article_page || in_article[i] || outside >= prose[i] || (has_h1[0] && !has_h1[i]));
         if comments || !wrapper && (hint == 2 || (hint == 1 && share < CLASS_CHROME_MAX)) {
             removed[i] = true;
         }
@@ -421,11 +491,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
     }
     let mut protected = vec![false; len];
+    // Lists introduced by a paragraph ("The following classes support ...:") are part of
+    // the text, however link-dense: a menu is not introduced by prose.
+    let mut in_prose_list = vec![false; len];
+    let prose_lists = lists_after_prose(tree, &removed, &ptext, &link, &text);
     for i in 1..len {
         if removed[i] {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
+        in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
         protected[i] = protected[p]
@@ -449,6 +524,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         ) && text[i] > 0
             && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
             && !protected[i]
+            && !in_prose_list[i]
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -461,11 +537,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut kept_p = vec![0f64; len];
     // Text of repeated listing items (product cards, posts, story lists).
     let mut items = vec![0f64; len];
+    // Holds a kept `<h1>`.
+    let mut kept_h1 = vec![false; len];
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden || removed[i] {
             continue;
         }
+        let p = node.parent as usize;
+        kept_h1[i] |= tree.tag(i as u32) == Some(Tag::H1) && raw[i] > 0;
+        kept_h1[p] |= kept_h1[i];
         if let Kind::Text { .. } = node.kind {
             good[i] = raw[i] as f64;
             if in_p[i] {
@@ -556,9 +637,39 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // The page's title sits here beside the chosen child, itself a titled section or
+        // a table (a documentation page: the `<h1>`, its introduction, then sections or
+        // the table the title names): stay, or the title, the introduction and the other
+        // sections go, and a table entered is no longer rendered as one.
+        if kept_h1[cur as usize]
+            && !kept_h1[best as usize]
+            && h1_child(tree, cur, &kept_h1)
+            && (starts_with_heading(tree, best) || tree.tag(best) == Some(Tag::Table))
+        {
+            break;
+        }
         cur = best;
     }
     Selection { root: cur, removed }
+}
+
+/// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).
+fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
+    tree.children(cur)
+        .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
+}
+
+/// Whether `n` opens with a heading: a section of a document, not an article's body.
+fn starts_with_heading(tree: &Tree, n: u32) -> bool {
+    let len = tree.nodes.len() as u32;
+    (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .find(|&i| {
+            tree.tag(i)
+                .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div))
+                || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
+        })
+        .is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
 }
 
 /// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
@@ -621,6 +732,40 @@ fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
     }
     let b = first?;
     (good[b] >= ARTICLE_BODY_MIN && good[b] >= 0.5 * sum).then_some(b as u32)
+}
+
+/// Paragraph text (outside links) the paragraph before a list needs to introduce it.
+const LIST_INTRO_MIN: u32 = 40;
+
+/// Lists (`ul`, `ol`, `dl`) whose previous element sibling is a kept paragraph of prose.
+fn lists_after_prose(
+    tree: &Tree,
+    removed: &[bool],
+    ptext: &[u32],
+    link: &[u32],
+    text: &[u32],
+) -> Vec<bool> {
+    let len = tree.nodes.len();
+    let mut out = vec![false; len];
+    // The last element child seen of each parent, in document order.
+    let mut last_el = vec![NONE; len];
+    for (i, o) in out.iter_mut().enumerate().skip(1) {
+        let Some(tag) = tree.tag(i as u32) else {
+            continue;
+        };
+        let p = tree.nodes[i].parent as usize;
+        let prev = last_el[p];
+        last_el[p] = i as u32;
+        if !matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl) || prev == NONE {
+            continue;
+        }
+        let q = prev as usize;
+        *o = tree.tag(prev) == Some(Tag::P)
+            && !removed[q]
+            && ptext[q] >= LIST_INTRO_MIN
+            && text[q].saturating_sub(link[q]) >= LIST_INTRO_MIN;
+    }
+    out
 }
 
 /// Divs whose own text (their text children) is long and broken by line breaks: at

@@ -39,12 +39,16 @@ fn same_site(page: &Url, img: &Url) -> bool {
 /// Escapes text so a markdown renderer shows it as text: a `<` that could open an HTML
 /// tag, comment or autolink becomes `\<`, and `](` (an inline link or image) becomes
 /// `]\(`. Page text such as `&lt;img onerror=…&gt;` then stays text.
+///
+/// Emphasis markers are escaped too: every `*` and `` ` ``, and a `_` run that touches a
+/// word boundary (`__lt__` would render as bold `lt`; `snake_case` is left alone).
 fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
     let b = w.as_bytes();
-    let risky = b.windows(2).any(|p| {
-        (p[0] == b'<' && (p[1].is_ascii_alphabetic() || matches!(p[1], b'/' | b'!' | b'?')))
-            || p == b"]("
-    });
+    let risky = b.iter().any(|&c| matches!(c, b'*' | b'`' | b'_'))
+        || b.windows(2).any(|p| {
+            (p[0] == b'<' && (p[1].is_ascii_alphabetic() || matches!(p[1], b'/' | b'!' | b'?')))
+                || p == b"]("
+        });
     if !risky {
         return std::borrow::Cow::Borrowed(w);
     }
@@ -58,10 +62,41 @@ fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
         if c == '(' && prev == ']' {
             out.push('\\');
         }
+        if matches!(c, '*' | '`') || (c == '_' && underscore_at_boundary(b, i)) {
+            out.push('\\');
+        }
         out.push(c);
         prev = c;
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether the `_` run holding byte `i` of `b` starts or ends at a word boundary, where
+/// CommonMark may read it as emphasis.
+fn underscore_at_boundary(b: &[u8], i: usize) -> bool {
+    let start = b[..i].iter().rposition(|&c| c != b'_').map_or(0, |p| p + 1);
+    let end = b[i..]
+        .iter()
+        .position(|&c| c != b'_')
+        .map_or(b.len(), |p| i + p);
+    let word = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c >= 0x80);
+    !word(start.checked_sub(1).and_then(|s| b.get(s))) || !word(b.get(end))
+}
+
+/// Whether the link `a` is a heading permalink: its only text is a pilcrow, a section sign,
+/// `#` or a link symbol (Sphinx's `¶`, many generators' `#`).
+fn is_permalink(tree: &Tree, a: u32) -> bool {
+    let end = subtree_end(tree, a);
+    let mut text = String::new();
+    for i in a + 1..end {
+        if let Some(t) = tree.text_of(i) {
+            text.push_str(t.trim());
+            if text.len() > 8 {
+                return false;
+            }
+        }
+    }
+    matches!(text.as_str(), "¶" | "§" | "#" | "🔗" | "⚓")
 }
 
 fn md_url(u: &Url) -> String {
@@ -136,7 +171,9 @@ fn code_lang(class: &str, data_lang: &str) -> Option<String> {
             "brush:",
         ] {
             if let Some(l) = c.strip_prefix(p) {
+                // Sphinx's `highlight-none`/`highlight-default` name no language.
                 if !l.is_empty()
+                    && !matches!(l, "none" | "default")
                     && l.len() < 24
                     && l.bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b"+#-_.".contains(&b))
@@ -394,6 +431,16 @@ impl<'t> Md<'t> {
                 self.block(if self.lists.is_empty() { 2 } else { 1 });
                 self.lists.push((tag == Tag::Ol, 0));
             }
+            Tag::Li if self.inline_only => {
+                // A list in a table cell: its items joined with `<br>`.
+                let t = self.out.trim_end().len();
+                if t > 0 {
+                    self.out.truncate(t);
+                    self.out.push_str("<br>");
+                    self.at_line_start = false;
+                }
+                self.pending_space = t > 0;
+            }
             Tag::Li => {
                 self.block(1);
                 if !self.inline_only {
@@ -432,13 +479,18 @@ impl<'t> Md<'t> {
                                 .and_then(|a| code_lang(&a.class, &a.lang));
                         }
                     }
-                    if lang.is_none() {
-                        // <div class="highlight-source-rust"><pre>
-                        let p = self.tree.nodes[n as usize].parent;
+                    // <div class="highlight-source-rust"><pre>, or Sphinx's
+                    // <div class="highlight-python3"><div class="highlight"><pre>.
+                    let mut p = self.tree.nodes[n as usize].parent;
+                    for _ in 0..3 {
+                        if lang.is_some() || p == NONE {
+                            break;
+                        }
                         lang = self
                             .tree
                             .attrs(p)
                             .and_then(|a| code_lang(&a.class, &a.lang));
+                        p = self.tree.nodes[p as usize].parent;
                     }
                     self.raw(&format!("```{}", lang.unwrap_or_default()));
                     self.out.push('\n');
@@ -458,9 +510,15 @@ impl<'t> Md<'t> {
                     s.1 = self.out.len();
                 }
             }
+            Tag::A if is_permalink(self.tree, n) => {
+                self.saved.pop();
+                return false;
+            }
             Tag::A if self.opts.links_in_markdown => {
+                // Inside `<pre>` a link is part of the code: its text only.
                 let href = attrs
                     .and_then(|a| a.href.as_deref())
+                    .filter(|_| self.pre == 0)
                     .and_then(|h| resolve(self.base, h))
                     .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));
@@ -596,18 +654,13 @@ impl<'t> Md<'t> {
         let tree = self.tree;
         let end = subtree_end(tree, table);
         let mut rows: Vec<u32> = Vec::new();
+        let mut lists = false;
         for i in table + 1..end {
             match tree.tag(i) {
-                Some(
-                    Tag::Table
-                    | Tag::H1
-                    | Tag::H2
-                    | Tag::H3
-                    | Tag::Pre
-                    | Tag::Blockquote
-                    | Tag::Ul
-                    | Tag::Ol,
-                ) => return false,
+                Some(Tag::Ul | Tag::Ol) => lists = true,
+                Some(Tag::Table | Tag::H1 | Tag::H2 | Tag::H3 | Tag::Pre | Tag::Blockquote) => {
+                    return false
+                }
                 Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
                 _ => {}
             }
@@ -622,7 +675,8 @@ impl<'t> Md<'t> {
             .filter(|c: &Vec<u32>| !c.is_empty())
             .collect();
         let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
-        if cols < 2 {
+        // One row of lists is a layout in columns (an index page), not data.
+        if cols < 2 || (lists && cells.len() < 2) {
             return false;
         }
         let mut text_rows: Vec<Vec<String>> = Vec::with_capacity(cells.len());

@@ -800,3 +800,55 @@ fn only_http_links_and_same_site_images_are_written() {
     };
     assert!(!extract(html, &url(), &none).markdown.contains("!["));
 }
+
+#[test]
+fn replies_under_a_post_are_dropped_even_when_they_outweigh_it() {
+    // No og:type, no <article>: the replies hold more prose than the post, but they
+    // sit outside the block holding the page's <h1>.
+    let replies: String = (0..6)
+        .map(|i| {
+            format!(
+                "<li>{}</li>",
+                para(&format!("reply number {i} says thanks"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='post'><h1>Forgiving your enemies</h1>{}</div>\
+         <div id='comments' class='comments'><ol>{replies}</ol></div>",
+        para("the story itself")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("the story itself") && !m.contains("reply number"),
+        "{m}"
+    );
+    // A thread whose page has no prose outside the replies keeps them.
+    let m = md(&format!(
+        "<h1>Thread</h1><div class='comments'><ol>{replies}</ol></div>"
+    ));
+    assert!(m.contains("reply number 5"), "{m}");
+}
+
+#[test]
+fn a_comment_section_named_in_the_singular_is_a_comment_section() {
+    let html = format!(
+        "<head><meta property='og:type' content='article'></head><div class='entry'>\
+         <h1>Title</h1>{}{}</div><ol class='comment-list'><li class='comment'>{}</li></ol>",
+        para("the story itself"),
+        para("the story goes on"),
+        para("reader says thanks")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("the story goes on") && !m.contains("reader says"),
+        "{m}"
+    );
+    // Highlighted code's comment spans are code, not a comment section.
+    let html = format!(
+        "<h1>Guide</h1>{}<pre><code class='language-js'>let x = 1; \
+         <span class='hljs-comment'>// the answer to everything here</span></code></pre>",
+        para("the guide explains")
+    );
+    assert!(md(&html).contains("// the answer to everything here"));
+}

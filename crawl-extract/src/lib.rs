@@ -1,10 +1,4 @@
-//! HTML to markdown extraction: main content, metadata and links of a page.
-//!
-//! One tokenizer pass builds a compact arena tree (script, style, svg, forms'
-//! controls and hidden text are dropped as it is built), a linear scoring pass
-//! removes site chrome and picks the main-content container, and an iterative
-//! serializer writes markdown. Nothing recurses, the tree depth is capped and
-//! every slice is taken at ASCII delimiters, so no input can crash the process.
+#![doc = include_str!("../README.md")]
 
 mod build;
 mod charset;
@@ -102,6 +96,17 @@ pub struct MetaRobots {
     pub nofollow: bool,
 }
 
+/// Decodes the bytes of a page fetched from `page_url` ([`decode_html`]: BOM, the
+/// `Content-Type` header's charset, `<meta charset>`, else UTF-8) and [`extract`]s them.
+pub fn extract_bytes(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    page_url: &Url,
+    opts: &ExtractOptions,
+) -> Extracted {
+    extract(&decode_html(bytes, content_type), page_url, opts)
+}
+
 /// Extracts markdown, metadata and links from `html`, a page fetched from `page_url`.
 ///
 /// Infallible: hostile input gives a (possibly empty) result, never a panic.
@@ -122,3 +127,5 @@ pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
 mod safety;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_docs;

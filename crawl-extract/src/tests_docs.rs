@@ -1,0 +1,259 @@
+//! Documentation fidelity: synthetic pages shaped like Sphinx and DocBook markup.
+
+use super::*;
+
+fn url() -> Url {
+    Url::parse("https://docs.example.com/library/page.html").expect("static URL")
+}
+
+fn md(html: &str) -> String {
+    extract(html, &url(), &ExtractOptions::default()).markdown
+}
+
+fn whole(html: &str) -> String {
+    let o = ExtractOptions {
+        main_content: false,
+        ..Default::default()
+    };
+    extract(html, &url(), &o).markdown
+}
+
+fn para(words: &str, n: usize) -> String {
+    format!("<p>{}</p>", vec![words; n].join(" "))
+}
+
+/// A Sphinx page: navigation around `div.body[role=main]` holding `body`.
+fn sphinx(body: &str) -> String {
+    format!(
+        "<html><body><div class='related' role='navigation'><ul><li><a href='/'>index</a></li>\
+         <li><a href='/modules'>modules</a></li></ul></div>\
+         <div class='document'><div class='documentwrapper'><div class='bodywrapper'>\
+         <div class='body' role='main'>{body}</div></div></div>\
+         <div class='sphinxsidebar' role='navigation'><h3>Table of Contents</h3><ul>\
+         <li><a href='#a'>Section a</a></li><li><a href='#b'>Section b</a></li></ul></div>\
+         </div><div class='footer'>© Copyright 2001-2023, Python Software Foundation.</div>\
+         </body></html>"
+    )
+}
+
+#[test]
+fn page_title_introduction_and_sibling_sections_are_kept() {
+    // The first section holds most of the text: selection used to descend into it and
+    // drop the `<h1>`, the introduction and the last section.
+    let rows: String = (100..140)
+        .map(|c| format!("<p>Status code {c} means the server answered with this code.</p>"))
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='module-http'><span id='http-modules'></span>\
+         <h1>http — HTTP modules<a class='headerlink' href='#module-http'>¶</a></h1>\
+         <p>Source code: Lib/http/__init__.py. This package collects modules.</p>\
+         <section id='http-status-codes'><h2>HTTP status codes</h2>{rows}</section>\
+         <section id='http-methods'><h2>HTTP methods</h2>\
+         <p>Supported methods are listed here.</p></section></section>"
+    ));
+    let m = md(&html);
+    assert!(m.starts_with("# http — HTTP modules\n"), "{m}");
+    assert!(m.contains("This package collects modules."), "{m}");
+    assert!(m.contains("## HTTP status codes"), "{m}");
+    assert!(m.contains("## HTTP methods\n\nSupported methods"), "{m}");
+    assert!(
+        !m.contains("Copyright") && !m.contains("Table of Contents"),
+        "{m}"
+    );
+}
+
+#[test]
+fn section_ids_built_from_heading_text_are_not_chrome() {
+    let html = sphinx(&format!(
+        "<section id='lexical-analysis'><h1>Lexical analysis</h1>{}\
+         <section id='comments'><h2>Comments<a class='headerlink' href='#comments'>¶</a></h2>\
+         <p>A comment starts with a hash character that is not part of a string.</p></section>\
+         <section id='menus'><h2>Menus</h2><p>IDLE has two main window types.</p></section>\
+         <section id='sharing-state-between-processes'><h2>Sharing state between processes</h2>\
+         <p>It is best to avoid using shared state.</p></section>\
+         <section id='cookie-objects-1'><h2>Cookie Objects</h2>\
+         <p>Morsel objects are dict-like objects.</p></section></section>",
+        para("A Python program is read by a parser.", 12)
+    ));
+    let m = md(&html);
+    for kept in [
+        "## Comments",
+        "A comment starts with a hash",
+        "## Menus",
+        "two main window types",
+        "## Sharing state between processes",
+        "## Cookie Objects",
+    ] {
+        assert!(m.contains(kept), "{kept} missing from {m}");
+    }
+    // A chrome id that is not the heading's text still marks chrome.
+    let html = sphinx(&format!(
+        "<h1>Guide</h1>{}<div id='comments'><h3>Leave a reply</h3><p>{}</p></div>",
+        para("The guide explains everything in detail.", 12),
+        "Great post, thanks!"
+    ));
+    assert!(!md(&html).contains("Great post"));
+}
+
+#[test]
+fn a_list_of_links_introduced_by_a_paragraph_is_kept() {
+    let items: String = ["tuple", "list", "dict", "set", "frozenset", "type", "deque"]
+        .iter()
+        .map(|c| {
+            format!(
+                "<li><p><a class='reference internal' href='#{c}'><code class='xref py \
+                 py-class docutils literal'><span class='pre'>{c}</span></code></a></p></li>"
+            )
+        })
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='generic-alias-type'><h1>Generic Alias Type</h1>{}\
+         <p>The following standard library classes support parameterized generics. This \
+         list is non-exhaustive.</p><ul class='simple'>{items}</ul>{}</section>",
+        para(
+            "GenericAlias objects are generally created by subscripting a class.",
+            6
+        ),
+        para(
+            "The builtin functions isinstance and issubclass do not accept them.",
+            6
+        )
+    ));
+    let m = md(&html);
+    assert!(
+        m.contains("- [`tuple`](https://docs.example.com/library/page.html#tuple)"),
+        "{m}"
+    );
+    assert!(m.contains("[`deque`]"), "{m}");
+    // A menu (no paragraph introduces it) is still dropped.
+    assert!(!m.contains("Section a"), "{m}");
+}
+
+#[test]
+fn code_language_comes_from_the_sphinx_wrapper() {
+    let m = whole(
+        "<div class='highlight-python3 notranslate'><div class='highlight'><pre>\
+         <span class='n'>x</span> = 1</pre></div></div>\
+         <div class='highlight-none notranslate'><div class='highlight'><pre>plain</pre></div></div>\
+         <div class='highlight-default'><div class='highlight'><pre>d</pre></div></div>",
+    );
+    assert_eq!(
+        m,
+        "```python3\nx = 1\n```\n\n```\nplain\n```\n\n```\nd\n```\n"
+    );
+    let m = whole(
+        "<pre class='lang-rust'>fn f() {}</pre><pre><code class='language-c'>int x;</code></pre>",
+    );
+    assert_eq!(m, "```rust\nfn f() {}\n```\n\n```c\nint x;\n```\n");
+}
+
+#[test]
+fn links_inside_pre_become_plain_code() {
+    let m = whole(
+        "<pre><strong id='grammar-token-if_stmt'>if_stmt</strong> ::= \"if\" \
+         <a class='reference internal' href='expressions.html#grammar-token-assignment_expression'>\
+         assignment_expression</a> \":\"</pre>",
+    );
+    assert_eq!(
+        m,
+        "```\nif_stmt ::= \"if\" assignment_expression \":\"\n```\n"
+    );
+}
+
+#[test]
+fn markdown_emphasis_characters_in_text_are_escaped() {
+    let m = whole("<p>Define __lt__ and *args or a*b; keep snake_case and `tick`.</p>");
+    assert_eq!(
+        m,
+        "Define \\_\\_lt\\_\\_ and \\*args or a\\*b; keep snake_case and \\`tick\\`.\n"
+    );
+    // Inside code everything stays literal.
+    assert_eq!(whole("<p><code>__lt__(*a)</code></p>"), "`__lt__(*a)`\n");
+}
+
+#[test]
+fn heading_and_definition_permalinks_are_dropped() {
+    let m = whole(
+        "<h2>Functions<a class='headerlink' href='#functions' title='Permalink'>¶</a></h2>\
+         <dl><dt id='time.sleep'><code>time.sleep(secs)</code>\
+         <a class='headerlink' href='#time.sleep'>¶</a></dt><dd><p>Suspend.</p></dd></dl>\
+         <h3>Other<a class='anchor' href='#other'>#</a></h3>",
+    );
+    assert_eq!(
+        m,
+        "## Functions\n\n`time.sleep(secs)`\n\nSuspend.\n\n### Other\n"
+    );
+}
+
+#[test]
+fn a_table_whose_cells_hold_lists_stays_a_table() {
+    let m = whole(
+        "<table class='docutils'><thead><tr><th><p>Code</p></th><th><p>Refs</p></th></tr></thead>\
+         <tbody><tr><td><p>200</p></td><td><ul class='simple'><li><p>RFC 7231</p></li>\
+         <li><p>RFC 9110</p></li></ul></td></tr>\
+         <tr><td><p>404</p></td><td><p>RFC 7231</p></td></tr></tbody></table>",
+    );
+    assert_eq!(
+        m,
+        "| Code | Refs |\n|---|---|\n| 200 | RFC 7231<br> RFC 9110 |\n| 404 | RFC 7231 |\n"
+    );
+    // One row of columns of lists (an index page) is a layout, rendered as blocks.
+    let m = whole(
+        "<table class='indextable'><tr><td><ul><li>a</li><li>b</li></ul></td>\
+         <td><ul><li>c</li></ul></td></tr></table>",
+    );
+    assert_eq!(m, "- a\n- b\n\n- c\n");
+}
+
+#[test]
+fn docbook_navigation_tables_are_removed() {
+    let nav = |kind: &str| {
+        format!(
+            "<div class='nav{kind}'><table width='100%' summary='Navigation {kind}'>\
+             <tr><td width='40%' align='left'><a accesskey='p' href='ch01.html'>Prev</a> </td>\
+             <td width='20%' align='center'><a accesskey='u' href='index.html'>Up</a></td>\
+             <td width='40%' align='right'> <a accesskey='n' href='ch03.html'>Next</a></td></tr>\
+             <tr><td width='40%' align='left' valign='top'>Chapter 1. Getting started with the tool </td>\
+             <td width='20%' align='center'><a accesskey='h' href='index.html'>Home</a></td>\
+             <td width='40%' align='right' valign='top'> Chapter 3. Advanced configuration</td>\
+             </tr></table><hr></div>"
+        )
+    };
+    let html = format!(
+        "<html><body>{}<div class='chapter'><div class='titlepage'><h2 class='title'>\
+         Chapter 2. Setup</h2></div>{}</div>{}</body></html>",
+        nav("header"),
+        para("Install the package and edit the configuration file.", 2),
+        nav("footer")
+    );
+    let m = md(&html);
+    assert!(m.contains("## Chapter 2. Setup"), "{m}");
+    assert!(
+        !m.contains("Prev") && !m.contains("Advanced configuration"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_table_under_the_page_title_keeps_the_title_and_stays_a_table() {
+    // The table holds nearly all the text: selection used to enter it (and its rows),
+    // dropping the `<h1>` and rendering the rows as paragraphs.
+    let rows: String = (0..40)
+        .map(|i| format!("<tr><td>os.event{i}</td><td>path, mode, flags of the call</td></tr>"))
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='audit-events-table'><h1>Audit events table</h1>\
+         <p>This table contains all events raised.</p>\
+         <table class='docutils'><thead><tr><th>Event</th><th>Arguments</th></tr></thead>\
+         <tbody>{rows}</tbody></table></section>"
+    ));
+    let m = md(&html);
+    assert!(
+        m.starts_with("# Audit events table\n\nThis table contains"),
+        "{m}"
+    );
+    assert!(
+        m.contains("| Event | Arguments |\n|---|---|\n| os.event0 | path, mode"),
+        "{m}"
+    );
+}
