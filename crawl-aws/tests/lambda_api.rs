@@ -336,6 +336,20 @@ async fn start_status_list_and_delete_run_serverless() {
     .await;
     assert_eq!(status, 400, "{err}");
     assert!(err.to_string().contains("maxDepth"), "{err}");
+    // HTTP APIs validate no body: the router refuses unknown fields (the policy is the
+    // deployment's, never the caller's).
+    let (status, err) = call(
+        &s.api,
+        event(
+            "POST",
+            "/assistants/asst-a/crawl",
+            Some("alice"),
+            Some(json!({"url": "https://www.example.edu/", "allowPrivateNetwork": true})),
+        ),
+    )
+    .await;
+    assert_eq!(status, 400, "{err}");
+    assert!(err.to_string().contains("allowPrivateNetwork"), "{err}");
 }
 
 #[tokio::test]
