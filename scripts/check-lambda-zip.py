@@ -93,7 +93,7 @@ def check_binary(path):
     if not glibc:
         fail("no GLIBC symbol versions found: not a glibc build?")
     if glibc[-1] > MAX_GLIBC:
-        fail(f"bootstrap needs GLIBC_{'.'.join(map(str, glibc[-1]))} > 2.34 (Amazon Linux 2023)")
+        fail(f"bootstrap needs GLIBC_{'.'.join(map(str, glibc[-1]))}, above GLIBC_{'.'.join(map(str, MAX_GLIBC))} (Amazon Linux 2023)")
     print(f"FIGURE: bootstrap {len(data) / 1e6:.1f} MB, needs {needed}, highest GLIBC_{'.'.join(map(str, glibc[-1]))}")
 
 
