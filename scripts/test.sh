@@ -20,6 +20,16 @@ if [[ -f scripts/chromium.sh ]]; then
   step "chromium"
   bash scripts/chromium.sh
 fi
+# Node.js and npm (the CDK construct's tests and synth, asl-validator): Debian's, when missing.
+if ! command -v npm >/dev/null; then
+  step "node and npm"
+  if command -v apt-get >/dev/null && [[ "$(id -u)" == 0 ]]; then
+    apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "node and npm are required (apt-get install nodejs npm)" >&2
+    exit 1
+  fi
+fi
 if [[ -f scripts/moto.sh ]]; then
   step "moto (local AWS stand-in)"
   bash scripts/moto.sh start
@@ -49,6 +59,23 @@ PY
 if [[ -f scripts/lint-deploy.sh ]]; then
   step "serverless deployment: cfn-lint and asl-validator"
   bash scripts/lint-deploy.sh
+fi
+if [[ -f crawl-aws/cdk/package.json ]]; then
+  step "CDK construct: npm ci, jest + cdk-nag, cdk synth equals deploy/template.yaml"
+  (
+    cd crawl-aws/cdk
+    npm ci --no-audit --no-fund --loglevel=error
+    npm test --silent
+    npx --no-install cdk synth --quiet >/dev/null
+    cmp <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("cdk.out/KbCrawl.template.json","utf8"))))') \
+        <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("../deploy/template.yaml","utf8"))))') \
+      || { echo "cdk synth differs from crawl-aws/deploy/template.yaml: run npm run synth in crawl-aws/cdk" >&2; exit 1; }
+  )
+fi
+if [[ -f scripts/build-lambda.sh ]]; then
+  step "Lambda zip: build (cargo-lambda + zig), check the ELF, answer through a runtime API stand-in"
+  bash scripts/build-lambda.sh
+  .venv/moto/bin/python scripts/check-lambda-zip.py .ci-tmp/lambda/kb-crawl-lambda/bootstrap.zip
 fi
 if [[ -f scripts/check-default-deps.sh ]]; then
   step "default features pull no AWS SDK or Chromium client"

@@ -5,12 +5,16 @@
 //!   window, and job records with exact page budgets, in DynamoDB.
 //! - [`lambda`] (feature `aws-lambda`): the handlers of the serverless crawl; with
 //!   `aws-lambda-chrome`, the scrape handler renders with headless Chromium.
+//! - [`api`] (feature `aws-lambda-api`): the whole job API (crawl-api's router) as a Lambda
+//!   behind an API Gateway HTTP API.
 //! - [`sfn`] (feature `aws-sfn`): the Step Functions state machine of the serverless crawl.
 //!
 //! Every backend is shared across processes ([`crawl_core::Capabilities::SHARED`]), so a
 //! crawl can be spread over many Lambda invocations. Builders take an endpoint override for
 //! local stand-ins such as moto.
 
+#[cfg(feature = "aws-lambda-api")]
+pub mod api;
 #[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
 mod config;
 #[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]

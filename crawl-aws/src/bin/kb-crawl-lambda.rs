@@ -1,7 +1,8 @@
 //! The serverless crawl's Lambda worker. One binary for the five handlers:
 //!
 //! - on Lambda: the handler is `KB_CRAWL_HANDLER` (or the first argument): `init`,
-//!   `scrape`, `plan`, `finalise` or `mark-failed`;
+//!   `scrape`, `plan`, `finalise` or `mark-failed`; with the feature `aws-lambda-api` also
+//!   `api`, the job API behind an API Gateway HTTP API (see `crawl_aws::api`);
 //! - locally: `kb-crawl-lambda --invoke HANDLER '<json>'` runs the handler once, prints its
 //!   JSON result, or `{"errorType", "errorMessage"}` and exits with 1.
 //!
@@ -40,7 +41,35 @@ async fn invoke(handler: &str, event: &str) -> ExitCode {
     }
 }
 
+/// The job API: one API Gateway event in, one HTTP response out, per invocation.
+#[cfg(feature = "aws-lambda-api")]
+async fn serve_api() -> ExitCode {
+    let api = match crawl_aws::api::ApiLambda::from_env().await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kb-crawl-lambda: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let api = &api;
+    let run = lambda_http::run(lambda_http::service_fn(
+        move |req: lambda_http::Request| async move { api.handle(req).await },
+    ))
+    .await;
+    match run {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kb-crawl-lambda: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 async fn serve(handler: String) -> ExitCode {
+    #[cfg(feature = "aws-lambda-api")]
+    if handler == "api" {
+        return serve_api().await;
+    }
     let svc = match Services::from_env().await {
         Ok(s) => s,
         Err(e) => {

@@ -14,7 +14,7 @@ pub use events::{CaughtError, InitEvent, LevelState, MarkFailedEvent, PageItem, 
 pub use handlers::{finalise, init, mark_failed, plan, scrape};
 #[cfg(feature = "aws-lambda-chrome")]
 pub use services::lambda_renderer;
-pub use services::{read_secret, Services};
+pub use services::{read_secret, webhook_from_env, Services};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

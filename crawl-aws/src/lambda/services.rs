@@ -126,21 +126,7 @@ impl Services {
                 "KB_CRAWL_CHROMIUM",
             ))?));
         }
-        if let Some(url) = crate::config::env("KB_CRAWL_WEBHOOK_URL") {
-            let secret = match crate::config::env("KB_CRAWL_WEBHOOK_SECRET_ARN") {
-                Some(arn) => read_secret(&arn, crate::config::env("KB_CRAWL_AWS_ENDPOINT")).await?,
-                None => crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
-                    crawl_core::Error::invalid(
-                        "KB_CRAWL_WEBHOOK_URL is set but neither KB_CRAWL_WEBHOOK_SECRET_ARN nor \
-                         KB_CRAWL_WEBHOOK_SECRET is",
-                    )
-                })?,
-            };
-            s.ingestor = Some(Arc::new(crawl_api::ingest::WebhookIngestor::new(
-                url,
-                secret.into_bytes(),
-            )?));
-        }
+        s.ingestor = webhook_from_env().await?;
         Ok(s)
     }
 
@@ -171,6 +157,29 @@ impl Services {
             seeded
         })
     }
+}
+
+/// The ingestion webhook of `KB_CRAWL_WEBHOOK_URL`, keyed by the secret of
+/// `KB_CRAWL_WEBHOOK_SECRET_ARN` (read now) or, for local runs, `KB_CRAWL_WEBHOOK_SECRET`;
+/// `None` when no URL is set. The workers hand completed jobs to it; the job API's DELETE
+/// tells it to remove a job's documents.
+pub async fn webhook_from_env() -> Result<Option<DynIngestor>> {
+    let Some(url) = crate::config::env("KB_CRAWL_WEBHOOK_URL") else {
+        return Ok(None);
+    };
+    let secret = match crate::config::env("KB_CRAWL_WEBHOOK_SECRET_ARN") {
+        Some(arn) => read_secret(&arn, crate::config::env("KB_CRAWL_AWS_ENDPOINT")).await?,
+        None => crate::config::env("KB_CRAWL_WEBHOOK_SECRET").ok_or_else(|| {
+            crawl_core::Error::invalid(
+                "KB_CRAWL_WEBHOOK_URL is set but neither KB_CRAWL_WEBHOOK_SECRET_ARN nor \
+                 KB_CRAWL_WEBHOOK_SECRET is",
+            )
+        })?,
+    };
+    Ok(Some(Arc::new(crawl_api::ingest::WebhookIngestor::new(
+        url,
+        secret.into_bytes(),
+    )?)))
 }
 
 /// The `SecretString` of Secrets Manager secret `arn` (the webhook's HMAC key); `endpoint`
