@@ -74,7 +74,7 @@ if [[ -f crawl-aws/cdk/package.json ]]; then
 fi
 if [[ -f scripts/build-lambda.sh ]]; then
   step "Lambda zip: build (cargo-lambda + zig), check the ELF, answer through a runtime API stand-in"
-  bash scripts/build-lambda.sh
+  PROFILE=lambda-ci bash scripts/build-lambda.sh
   .venv/moto/bin/python scripts/check-lambda-zip.py .ci-tmp/lambda/kb-crawl-lambda/bootstrap.zip
 fi
 if [[ -f scripts/check-default-deps.sh ]]; then
