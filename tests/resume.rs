@@ -267,6 +267,15 @@ async fn a_sync_killed_mid_run_and_resumed_ends_with_the_same_diff() {
     assert_eq!(deleted.len(), 1, "{deleted:?}");
     assert!(url_of_missing(deleted[0]).is_none());
     assert_eq!(after.len(), files_before.len() - 1);
+
+    // --fresh starts a new source: every page added again, under the new run's own folder.
+    let fresh = crawl_to_end(&bin, &url, plain.path(), &["--fresh"]);
+    assert_eq!(fresh["changes"]["added"], fresh["stored"], "{fresh}");
+    assert_ne!(fresh["outDir"], reference["outDir"], "{fresh}");
+    assert!(fresh["outDir"]
+        .as_str()
+        .unwrap()
+        .ends_with(fresh["crawlJobId"].as_str().unwrap()));
 }
 
 /// A deleted file has no URL to read.

@@ -237,6 +237,74 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_run_of_a_source_replaces_changed_and_drops_removed_chunks() {
+        let sink = Arc::new(MemorySink::new());
+        let home = JobId::new();
+        let source = crawl_core::SourceId::derive("a", &"https://x.test/".parse().unwrap());
+        let file = |title: &str, body: &str| {
+            format!(
+                "---\nurl: \"https://x.test/\"\ntitle: \"{title}\"\n---\n\n# {title}\n\n{body}\n"
+            )
+        };
+        let put = |name: &'static str, text: String| {
+            let sink = Arc::clone(&sink);
+            let home = home.clone();
+            async move { sink.put_aux(&home, name, text.into_bytes()).await.unwrap() }
+        };
+        let doc = |path: &str, key: String, hash: &str| {
+            StoredDoc::new(
+                format!("https://x.test/{path}").parse().unwrap(),
+                key,
+                hash.into(),
+            )
+        };
+        let a = doc("a", put("a.md", file("A", "First version.")).await, "h1");
+        let b = doc("b", put("b.md", file("B", "Stays.")).await, "h2");
+        let c = doc("c", put("c.md", file("C", "Will go.")).await, "h3");
+        let mut req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        req.sync = Some(crawl_core::SyncTarget::new(source, home.clone()));
+        let first = JobRecord::new(home.clone(), req.clone(), time::OffsetDateTime::UNIX_EPOCH);
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
+        ingestor
+            .on_completed(
+                &first,
+                &RunDiff::all_added(vec![a.clone(), b.clone(), c.clone()]),
+            )
+            .await
+            .unwrap();
+        let urls = |chunks: &[Chunk]| {
+            chunks
+                .iter()
+                .map(|c| (c.url.clone(), c.content_hash.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(urls(&chunks(&sink, &home).await).len(), 3);
+
+        // A later run (its own job id) changed /a and removed /c.
+        let key = put("a.md", file("A", "Second version.")).await;
+        let a2 = doc("a", key, "h4");
+        let run = JobRecord::new(JobId::new(), req, time::OffsetDateTime::UNIX_EPOCH);
+        let mut diff = RunDiff::default();
+        diff.upserts.push(a2);
+        diff.deletions.push(c);
+        ingestor.on_completed(&run, &diff).await.unwrap();
+        let after = chunks(&sink, &home).await;
+        assert_eq!(
+            urls(&after),
+            [
+                ("https://x.test/a".to_owned(), "h4".to_owned()),
+                ("https://x.test/b".to_owned(), "h2".to_owned()),
+            ]
+            .into(),
+            "{after:#?}"
+        );
+        assert!(after.iter().any(|c| c.text.contains("Second version.")));
+        // A second delivery of the same diff changes nothing.
+        ingestor.on_completed(&run, &diff).await.unwrap();
+        assert_eq!(chunks(&sink, &home).await, after);
+    }
+
+    #[tokio::test]
     async fn a_missing_document_is_an_error() {
         let (sink, record, mut doc) = setup().await;
         doc.key = format!("{}/gone.md", record.id);

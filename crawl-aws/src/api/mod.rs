@@ -1,6 +1,6 @@
 //! The whole job API on Lambda (feature `aws-lambda-api`): crawl-api's router behind an API
 //! Gateway HTTP API, over the DynamoDB job store, Step Functions executions
-//! ([`StepFunctionsRunner`](crate::sfn::StepFunctionsRunner)) and the S3 sink whose
+//! ([`StepFunctionsRunner`]) and the S3 sink whose
 //! documents DELETE removes. [`ApiLambda::handle`] turns one API Gateway event
 //! (`lambda_http::Request`) into the router's answer; the `api` handler of
 //! `kb-crawl-lambda` serves it with `lambda_http::run`.
@@ -40,7 +40,7 @@ pub struct ApiLambda {
 }
 
 impl ApiLambda {
-    /// Serves `state` (build it with [`api_state`] or by hand), naming the caller by the
+    /// Serves `state` (build it with [`api_state_from_env`] or by hand), naming the caller by the
     /// verified JWT claim `claim`.
     pub fn new(state: ApiState, claim: impl Into<String>) -> Self {
         ApiLambda {
@@ -49,7 +49,7 @@ impl ApiLambda {
         }
     }
 
-    /// Configured from the environment: see [`api_state`]; `KB_CRAWL_PRINCIPAL_CLAIM`
+    /// Configured from the environment: see [`api_state_from_env`]; `KB_CRAWL_PRINCIPAL_CLAIM`
     /// (default `sub`).
     pub async fn from_env() -> Result<Self> {
         let claim =
