@@ -127,18 +127,6 @@ async fn sigkill_mid_crawl_then_resume_stores_every_page_once() {
     assert_eq!(summary["stored"], 15, "{summary}");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Runs the CLI on `url` into `out` to its end; returns the `--json` summary.
 fn crawl_to_end(bin: &Path, url: &str, out: &Path, extra: &[&str]) -> serde_json::Value {
     let o = Command::new(bin)
@@ -163,7 +151,7 @@ fn crawl_to_end(bin: &Path, url: &str, out: &Path, extra: &[&str]) -> serde_json
 async fn a_sync_killed_mid_run_and_resumed_ends_with_the_same_diff() {
     let site = tempfile::tempdir().unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/site");
-    copy_dir(&fixture, site.path());
+    support::copy_dir(&fixture, site.path());
     let fx = Fixture::serve(site.path().to_owned()).await;
     let url = fx.url("/");
     let bin = example_binary();

@@ -485,18 +485,6 @@ async fn step_functions_runner_starts_and_cancels_jobs() {
     assert_eq!(rec.failure.as_deref(), Some("cancelled"));
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A run of the source of `req` under `tenant`, serverless: begun like the embedded engine
 /// begins one (source and job record), then executed by the state machine.
 async fn serverless_sync(h: &Harness, req: &CrawlRequest, tenant: &str) -> JobRecord {
@@ -525,7 +513,7 @@ async fn a_serverless_sync_gives_the_embedded_diff_and_documents() {
     }
     let root = tempfile::tempdir().unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/site");
-    copy_dir(&fixture, root.path());
+    support::copy_dir(&fixture, root.path());
     let fx = Fixture::serve(root.path().to_owned()).await;
     let h = Harness::start().await;
     let req = request(&fx, 3, 100);

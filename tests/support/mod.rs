@@ -167,3 +167,16 @@ async fn handle(State(site): State<Site>, req: Request) -> Response {
         .body(Body::from(bytes))
         .unwrap()
 }
+
+/// Copies the folder `from` to `to`, recursively (a fixture site a test may change).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}

@@ -303,12 +303,8 @@ pub async fn finalise_run(
         .iter()
         .filter(|p| p.change != Some(PageChange::Removed))
         .count();
-    let mut template = TemplateLearner::new(1, 0.0);
     let source = sync.store.get_source(&sync.source).await?;
-    let old = source.as_ref().map(|s| s.template.as_str()).unwrap_or("");
-    if !old.trim().is_empty() {
-        template.observe(old);
-    }
+    let mut template = known_template(source.as_ref().map_or("", |s| s.template.as_str()));
     if opts.enabled
         && fresh.len() >= opts.min_pages.max(2)
         && fresh.len() as f64 >= opts.min_fraction * fetched as f64
