@@ -1,5 +1,6 @@
 //! Serves the job API and the "Website Sources" page with the embedded backends: documents
-//! and chunks on disk (`FsSink`), moka dedup, in-memory job records.
+//! and chunks on disk (`FsSink`); job records, sources and schedules in the durable state
+//! file (`{data}/.kb-crawl/state.redb`); due scheduled runs start every 30 s.
 //!
 //! ```text
 //! cargo run --release --example serve -- [--addr 127.0.0.1:8080] [--data ./kb] [--allow-private-network]
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use kb_crawl::api::ingest::ChunkIngestor;
-use kb_crawl::api::{ui, ApiState, InProcessRunner};
+use kb_crawl::api::{ui, ApiState, InProcessRunner, Scheduler};
 use kb_crawl::store::{FsSink, RedbStore};
 use kb_crawl::{Crawler, DynIngestor, DynSink};
 
@@ -85,7 +86,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     )?);
     let crawler = Crawler::builder()
         .sink(sink)
-        .state(state_db)
+        .state(Arc::clone(&state_db))
+        // Sources, their pages' state and schedules survive a restart too.
+        .sources(state_db)
         .ingestor(Arc::clone(&ingestor))
         .build()?;
     let runner = InProcessRunner::new(crawler);
@@ -97,6 +100,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let state = ApiState::in_process(runner, ingestor)
         .allow_private_network(args.allow_private_network)
         .allowed_hosts(allowed_hosts(listener.local_addr()?, &args.allowed_host));
+    // Starts the sources' scheduled runs (a window missed while the server was down runs
+    // once now); the due times live in the state file.
+    let _scheduler = Scheduler::new(state.clone()).spawn(
+        std::time::Duration::from_secs(30),
+        tokio_util::sync::CancellationToken::new(),
+    );
     eprintln!(
         "Website Sources: http://{}/ (assistant {ASSISTANT}); documents in {}",
         listener.local_addr()?,

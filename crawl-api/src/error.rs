@@ -116,10 +116,9 @@ impl From<crawl_core::Error> for ApiError {
         match e.kind() {
             ErrorKind::InvalidInput => {
                 // Validation messages start with the field: "maxDepth: 6 is above ...".
-                let field = message
-                    .split_once(':')
-                    .map(|(f, _)| f.trim())
-                    .filter(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_alphanumeric()));
+                let field = message.split_once(':').map(|(f, _)| f.trim()).filter(|f| {
+                    !f.is_empty() && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+                });
                 Self::new(StatusCode::BAD_REQUEST, field, message.clone())
             }
             ErrorKind::NotFound => Self::not_found(message),

@@ -8,6 +8,8 @@ mod limits;
 mod model;
 mod routes;
 mod runner;
+pub mod schedule;
+mod sources;
 mod state;
 pub mod ui;
 
@@ -19,7 +21,10 @@ pub use auth::{
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use guard::SiteGuard;
 pub use limits::{Retention, DEFAULT_MAX_RUNNING_TOTAL, MAX_PAGE};
-pub use model::{CrawlJob, CrawlList, CrawlStarted};
+pub use model::{
+    ChangeList, CrawlJob, CrawlList, CrawlStarted, PageChangeView, SourceList, SourceView,
+};
 pub use routes::{router, ROUTES};
 pub use runner::{DynRunner, InProcessRunner, Runner};
+pub use schedule::Scheduler;
 pub use state::{ApiState, DEFAULT_MAX_RUNNING_PER_ASSISTANT};

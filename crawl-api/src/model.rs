@@ -1,6 +1,6 @@
 //! The JSON shapes of the job API (camelCase, timestamps RFC 3339).
 
-use crawl_core::{JobRecord, JobStatus};
+use crawl_core::{JobRecord, JobStatus, RenderMode, Schedule, SitemapMode};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -15,6 +15,9 @@ pub struct CrawlStarted {
     /// When the job started.
     #[serde(with = "time::serde::rfc3339")]
     pub started_at: OffsetDateTime,
+    /// The source the job is a run of (`null` for a crawl that is not one).
+    #[serde(default)]
+    pub source_id: Option<String>,
 }
 
 /// Answer to `GET /assistants/{assistant_id}/crawl/{crawl_job_id}`, and one item of the list.
@@ -68,6 +71,7 @@ impl From<&JobRecord> for CrawlStarted {
             crawl_job_id: r.id.to_string(),
             status: r.status,
             started_at: r.started_at,
+            source_id: r.request.sync.as_ref().map(|s| s.source.to_string()),
         }
     }
 }
@@ -88,4 +92,67 @@ impl From<&JobRecord> for CrawlJob {
             pages_removed: r.progress.changes.removed,
         }
     }
+}
+
+/// One source: a website the assistant keeps in its knowledge base.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceView {
+    /// Its id (`src-` and 16 hex digits).
+    pub source_id: String,
+    /// The normalized root URL.
+    pub url: String,
+    /// Link hops from the root its runs follow.
+    pub max_depth: u64,
+    /// Cap on pages per run.
+    pub max_pages: u64,
+    /// Glob patterns a page's path must match one of (empty: every page).
+    pub include: Vec<String>,
+    /// Glob patterns that keep a page out.
+    pub exclude: Vec<String>,
+    /// When runs use the browser.
+    pub render: RenderMode,
+    /// Whether runs read the site's sitemaps.
+    pub sitemap: SitemapMode,
+    /// When runs start on their own: `none`, `daily`, `weekly`, or
+    /// `{"cron", "timeZone"}` / `{"every", "timeZone"}`.
+    pub schedule: Schedule,
+    /// When the source was added.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// When the next scheduled run is due (`null` without a schedule).
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub next_sync_at: Option<OffsetDateTime>,
+    /// The latest run, with its diff (`null` before the first).
+    pub last_sync: Option<CrawlJob>,
+}
+
+/// Answer to `GET /assistants/{assistant_id}/sources`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceList {
+    /// The assistant's sources, in id order.
+    pub sources: Vec<SourceView>,
+}
+
+/// One line of `GET /assistants/{assistant_id}/crawl/{crawl_job_id}/changes`: a page the run
+/// added, changed or removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageChangeView {
+    /// The page URL.
+    pub url: String,
+    /// `added`, `changed` or `removed`.
+    pub change: String,
+    /// Why it was removed (`http_404`, `not_reached`, ...); `null` otherwise.
+    pub reason: Option<String>,
+}
+
+/// Answer to `GET /assistants/{assistant_id}/crawl/{crawl_job_id}/changes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeList {
+    /// The pages the run added, changed or removed (empty for a crawl that is not a run of a
+    /// source, or a run still going).
+    pub changes: Vec<PageChangeView>,
 }

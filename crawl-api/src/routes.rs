@@ -1,4 +1,5 @@
-//! The four routes of the job API.
+//! The routes of the job API: the feature request's four crawl routes, a run's changes, and
+//! the source routes (`sources.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,13 +14,16 @@ use serde_json::{Map, Value};
 
 use crate::auth::{Action, AuthorizerExt};
 use crate::error::ApiError;
+use crate::limits::RunningIndex;
 use crate::limits::{self, MAX_PAGE};
-use crate::model::{CrawlJob, CrawlList, CrawlStarted};
+use crate::model::{ChangeList, CrawlJob, CrawlList, CrawlStarted, PageChangeView};
+use crate::sources::{self, SOURCE, SOURCES, SYNC};
 use crate::state::ApiState;
 
 const START: &str = "/assistants/{assistant_id}/crawl";
 const ONE: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}";
 const LIST: &str = "/assistants/{assistant_id}/crawls";
+const CHANGES: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}/changes";
 
 /// Every route of [`router`] as `(method, path)`; axum and OpenAPI share the path syntax.
 /// The OpenAPI test checks the spec declares exactly these and the router serves each.
@@ -28,6 +32,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", ONE),
     ("delete", ONE),
     ("get", LIST),
+    ("get", CHANGES),
+    ("get", SOURCES),
+    ("post", SOURCES),
+    ("get", SOURCE),
+    ("patch", SOURCE),
+    ("delete", SOURCE),
+    ("post", SYNC),
 ];
 
 /// The job API: mount it in a host's axum app. Every route first passes the state's
@@ -38,6 +49,15 @@ pub fn router(state: ApiState) -> Router {
         .route(START, post(start))
         .route(ONE, get(get_one).delete(delete))
         .route(LIST, get(list))
+        .route(CHANGES, get(changes))
+        .route(SOURCES, get(sources::list).post(sources::create))
+        .route(
+            SOURCE,
+            get(sources::get_one)
+                .patch(sources::patch)
+                .delete(sources::delete),
+        )
+        .route(SYNC, post(sources::sync))
         .layer(axum::middleware::from_fn_with_state(
             site,
             crate::guard::guard,
@@ -49,7 +69,7 @@ type ApiResult<T> = Result<T, ApiError>;
 
 /// Checks the assistant id's shape, then asks the authorizer whether the caller's role
 /// permits `action`.
-async fn authorize(
+pub(crate) async fn authorize(
     state: &ApiState,
     headers: &HeaderMap,
     assistant: &str,
@@ -83,6 +103,8 @@ async fn owned_job(state: &ApiState, assistant: &str, job: &str) -> ApiResult<Jo
     }
 }
 
+/// Starts a crawl. With a runner that keeps sources, the crawl is a run of the assistant's
+/// source of that URL (created on its first run): a URL crawled again syncs.
 async fn start(
     State(state): State<ApiState>,
     Path(assistant): Path<String>,
@@ -93,10 +115,32 @@ async fn start(
     let body = StartCrawl::from_object(parse_body(&body)?)?;
     let mut request = body.into_request(&state.policy, &state.guardrails)?;
     request.assistant_id = Some(assistant.clone());
-
+    if state.runner.sources().is_some() {
+        let started = sources::start_run(&state, &assistant, request).await?;
+        sweep_if_due(&state);
+        return Ok((StatusCode::ACCEPTED, Json(started)));
+    }
     let mut running = state.start_lock.lock().await;
+    check_running_limits(&state, &mut running, &assistant).await?;
+    let id = state.runner.start(request).await?;
+    running.insert(id.clone(), assistant.clone());
+    drop(running);
+    sweep_if_due(&state);
+    let record =
+        state.jobs.get(&id).await?.ok_or_else(|| {
+            ApiError::not_found(format!("crawl job {id} vanished after its start"))
+        })?;
+    Ok((StatusCode::ACCEPTED, Json(CrawlStarted::from(&record))))
+}
+
+/// 429 when the assistant, or the server, already runs as many jobs as it may.
+pub(crate) async fn check_running_limits(
+    state: &ApiState,
+    running: &mut RunningIndex,
+    assistant: &str,
+) -> ApiResult<()> {
     running.refresh(&*state.jobs).await?;
-    let (mine, total) = running.counts(&assistant);
+    let (mine, total) = running.counts(assistant);
     if mine >= state.max_running_per_assistant {
         return Err(ApiError::too_many(format!(
             "assistant {assistant} already has {mine} running crawl jobs (the limit is {}); \
@@ -111,18 +155,10 @@ async fn start(
             state.max_running_total
         )));
     }
-    let id = state.runner.start(request).await?;
-    running.insert(id.clone(), assistant.clone());
-    drop(running);
-    sweep_if_due(&state);
-    let record =
-        state.jobs.get(&id).await?.ok_or_else(|| {
-            ApiError::not_found(format!("crawl job {id} vanished after its start"))
-        })?;
-    Ok((StatusCode::ACCEPTED, Json(CrawlStarted::from(&record))))
+    Ok(())
 }
 
-fn parse_body(body: &[u8]) -> ApiResult<Map<String, Value>> {
+pub(crate) fn parse_body(body: &[u8]) -> ApiResult<Map<String, Value>> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(ApiError::malformed(
@@ -206,12 +242,21 @@ async fn list(
             ApiError::invalid("nextToken", "nextToken: not a token this API returned")
         })?),
     };
+    let source = query.get("sourceId");
     let mut records = state.jobs.list(Some(&assistant)).await?;
     limits::sort_newest_first(&mut records);
     let (kept, dropped) = state.retention.split(records, state.clock.now());
     limits::drop_records(&*state.jobs, &dropped).await?;
     let mut page: Vec<&JobRecord> = kept
         .iter()
+        .filter(|r| {
+            source.is_none_or(|s| {
+                r.request
+                    .sync
+                    .as_ref()
+                    .is_some_and(|t| t.source.as_str() == s.as_str())
+            })
+        })
         .filter(|r| cursor.as_ref().is_none_or(|c| limits::after(r, c)))
         .take(limit + 1)
         .collect();
@@ -227,6 +272,11 @@ async fn list(
 
 /// Stops the job if it runs (and waits for its end), removes it from the knowledge base, then
 /// its documents, then its record. A failure leaves the record so the DELETE can be retried.
+///
+/// A run of a source shares the source's documents with its other runs: deleting it takes
+/// all of them out of the knowledge base and the sink and forgets the source's page state,
+/// so the source's next run adds every page again (the source, its settings and schedule,
+/// and its other runs' records stay). Refused with 409 while another run of the source goes.
 async fn delete(
     State(state): State<ApiState>,
     Path((assistant, job)): Path<(String, String)>,
@@ -236,15 +286,33 @@ async fn delete(
     let record = owned_job(&state, &assistant, &job).await?;
     state.runner.cancel(&record.id).await?;
     let record = state.jobs.get(&record.id).await?.unwrap_or(record);
-    state.ingestor.on_deleted(&record).await.map_err(|e| {
-        tracing::error!(job = %record.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
-        ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            None,
-            "the knowledge base did not confirm the removal (the detail is in the server log); \
-             the job is kept, retry the DELETE",
-        )
-    })?;
+    if let Some((store, source, runs)) = sources::source_of_run(&state, &record).await? {
+        if let Some(other) = runs
+            .iter()
+            .find(|r| r.id != record.id && !r.status.is_final())
+        {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                None,
+                format!(
+                    "run {} of source {} is going, and the source's runs share its documents; \
+                     wait for it to end, or delete it first",
+                    other.id, source.id
+                ),
+            ));
+        }
+        sources::forget_documents(&state, &store, &source, std::slice::from_ref(&record)).await?;
+    } else {
+        state.ingestor.on_deleted(&record).await.map_err(|e| {
+            tracing::error!(job = %record.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
+            ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                None,
+                "the knowledge base did not confirm the removal (the detail is in the server log); \
+                 the job is kept, retry the DELETE",
+            )
+        })?;
+    }
     state.sink.delete_job(&record.id).await?;
     match state.jobs.delete(&record.id).await {
         Ok(()) => {}
@@ -253,4 +321,41 @@ async fn delete(
         Err(e) => return Err(e.into()),
     }
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Answer line of `changes.jsonl`, as the finalise step writes it.
+#[derive(serde::Deserialize)]
+struct ChangeLine {
+    url: String,
+    change: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// The pages a run of a source added, changed or removed (its `changes.jsonl`).
+async fn changes(
+    State(state): State<ApiState>,
+    Path((assistant, job)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Json<ChangeList>> {
+    authorize(&state, &headers, &assistant, Action::Read).await?;
+    let record = owned_job(&state, &assistant, &job).await?;
+    let key = crawl_core::keys::aux_key(&record.id, "changes.jsonl")?;
+    let mut changes = Vec::new();
+    if let Some(bytes) = state.sink.get(&key).await? {
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let l: ChangeLine = serde_json::from_slice(line).map_err(|e| {
+                crawl_core::Error::new(
+                    crawl_core::ErrorKind::Storage,
+                    format!("{key}: unreadable line ({e})"),
+                )
+            })?;
+            changes.push(PageChangeView {
+                url: l.url,
+                change: l.change,
+                reason: l.reason,
+            });
+        }
+    }
+    Ok(Json(ChangeList { changes }))
 }

@@ -5,7 +5,9 @@ use std::fmt::{self, Debug, Display};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use crawl_core::{CrawlRequest, Crawler, Error, ErrorKind, JobHandle, JobId, Result};
+use crawl_core::{
+    CrawlRequest, Crawler, DynSourceStore, Error, ErrorKind, JobHandle, JobId, Result, SourceRecord,
+};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -19,12 +21,33 @@ use tokio_util::sync::CancellationToken;
 /// - `cancel` is best effort and idempotent: an unknown or ended job is `Ok`. A runner that can
 ///   know (in-process) returns only after the job has ended and will write nothing more; a
 ///   remote runner (Step Functions) returns once the stop was requested.
+/// - A runner that keeps sources returns their store from `sources`, and `start_sync` starts
+///   a run of the source of `request`'s root URL under `tenant` (creating the source on its
+///   first run; [`ErrorKind::Conflict`] while another run of it goes), with the same
+///   guarantees as `start`. A runner without sources (the defaults) runs every crawl as a
+///   snapshot, and the API's source endpoints answer 501.
 #[async_trait]
 pub trait Runner: Debug + Display + Send + Sync + 'static {
     /// Starts a job for `request`.
     async fn start(&self, request: CrawlRequest) -> Result<JobId>;
     /// Stops the job, if it is running.
     async fn cancel(&self, job: &JobId) -> Result<()>;
+    /// Where this runner's sources live, if it keeps any.
+    fn sources(&self) -> Option<DynSourceStore> {
+        None
+    }
+    /// Starts a run of the source of `request`'s root URL under `tenant`.
+    async fn start_sync(
+        &self,
+        tenant: &str,
+        request: CrawlRequest,
+    ) -> Result<(SourceRecord, JobId)> {
+        let _ = (tenant, request);
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("{self} keeps no sources"),
+        ))
+    }
 }
 
 /// Shared runner handle.
@@ -124,6 +147,19 @@ impl Runner for InProcessRunner {
     async fn start(&self, request: CrawlRequest) -> Result<JobId> {
         let handle = self.crawler.start(request).await?;
         self.track(handle)
+    }
+
+    fn sources(&self) -> Option<DynSourceStore> {
+        Some(Arc::clone(self.crawler.sources()))
+    }
+
+    async fn start_sync(
+        &self,
+        tenant: &str,
+        request: CrawlRequest,
+    ) -> Result<(SourceRecord, JobId)> {
+        let (source, handle) = self.crawler.start_sync(tenant, request).await?;
+        Ok((source, self.track(handle)?))
     }
 
     async fn cancel(&self, job: &JobId) -> Result<()> {

@@ -115,7 +115,10 @@ async fn start_get_list_and_delete_with_the_exact_field_names() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    assert_eq!(keys(&started), set(&["crawlJobId", "status", "startedAt"]));
+    assert_eq!(
+        keys(&started),
+        set(&["crawlJobId", "status", "startedAt", "sourceId"])
+    );
     assert_eq!(started["status"], "RUNNING");
     let id = started["crawlJobId"].as_str().unwrap().to_owned();
     assert!(id.starts_with("job-"));
@@ -399,14 +402,16 @@ async fn a_fourth_running_job_of_one_assistant_is_refused_with_429() {
     let (state, _, _) = memory_state(Duration::from_secs(3600));
     let app = router(state);
     let mut ids = Vec::new();
-    for _ in 0..3 {
-        ids.push(start(&app, "busy", json!({"url": ROOT})).await);
+    // Three sites (a crawl of one URL is a run of its source, one at a time).
+    let site = |p: &str| format!("{ROOT}{p}");
+    for p in ["a", "b", "c"] {
+        ids.push(start(&app, "busy", json!({"url": site(p)})).await);
     }
     let (status, v) = call(
         &app,
         "POST",
         "/assistants/busy/crawl",
-        Some(&json!({"url": ROOT}).to_string()),
+        Some(&json!({"url": site("d")}).to_string()),
     )
     .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{v}");
@@ -423,7 +428,7 @@ async fn a_fourth_running_job_of_one_assistant_is_refused_with_429() {
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    ids[0] = start(&app, "busy", json!({"url": ROOT})).await;
+    ids[0] = start(&app, "busy", json!({"url": site("a")})).await;
     for id in &ids {
         let (status, _) = call(
             &app,

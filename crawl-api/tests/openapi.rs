@@ -9,8 +9,11 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use crawl_api::{router, CrawlJob, CrawlList, CrawlStarted, ErrorBody, ErrorDetail, ROUTES};
-use crawl_core::JobStatus;
+use crawl_api::{
+    router, ChangeList, CrawlJob, CrawlList, CrawlStarted, ErrorBody, ErrorDetail, PageChangeView,
+    SourceList, SourceView, ROUTES,
+};
+use crawl_core::{JobStatus, RenderMode, Schedule, SitemapMode};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -94,6 +97,7 @@ fn every_serialized_field_is_declared() {
             crawl_job_id: job.crawl_job_id.clone(),
             status,
             started_at: t,
+            source_id: job.source_id.clone(),
         };
         check(
             &spec,
@@ -106,6 +110,54 @@ fn every_serialized_field_is_declared() {
                 next_token,
             };
             check(&spec, "CrawlList", &serde_json::to_value(&list).unwrap());
+        }
+        for (schedule, next) in [
+            (Schedule::None, None),
+            (
+                Schedule::Cron {
+                    expr: "0 6 * * 1-5".into(),
+                    time_zone: "America/Boise".into(),
+                },
+                Some(t),
+            ),
+        ] {
+            let source = SourceView {
+                source_id: "src-0123456789abcdef".into(),
+                url: "https://a.test/".into(),
+                max_depth: 2,
+                max_pages: 100,
+                include: vec!["/**".into()],
+                exclude: Vec::new(),
+                render: RenderMode::Auto,
+                sitemap: SitemapMode::Auto,
+                schedule,
+                created_at: t,
+                next_sync_at: next,
+                last_sync: next.map(|_| job.clone()),
+            };
+            let v = serde_json::to_value(&source).unwrap();
+            check(&spec, "Source", &v);
+            check(
+                &spec,
+                "SourceList",
+                &serde_json::to_value(SourceList {
+                    sources: vec![source],
+                })
+                .unwrap(),
+            );
+        }
+        for reason in [Some("http_404".to_owned()), None] {
+            let c = PageChangeView {
+                url: "https://a.test/x".into(),
+                change: "removed".into(),
+                reason,
+            };
+            check(&spec, "PageChange", &serde_json::to_value(&c).unwrap());
+            check(
+                &spec,
+                "ChangeList",
+                &serde_json::to_value(ChangeList { changes: vec![c] }).unwrap(),
+            );
         }
     }
     for field in [Some("maxDepth".to_owned()), None] {
@@ -157,7 +209,8 @@ async fn every_route_is_in_the_spec_and_served() {
     for (method, path) in ROUTES {
         let uri = path
             .replace("{assistant_id}", "a")
-            .replace("{crawl_job_id}", "job-0123456789abcdef");
+            .replace("{crawl_job_id}", "job-0123456789abcdef")
+            .replace("{source_id}", "src-0123456789abcdef");
         let body = if *method == "post" { "{}" } else { "" };
         let req = Request::builder()
             .method(method.to_uppercase().as_str())

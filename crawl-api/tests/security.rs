@@ -69,10 +69,11 @@ async fn a_body_cannot_switch_the_crawl_policy() {
 async fn the_documented_minimal_body_starts_a_crawl() {
     let (state, _, _) = memory_state(Duration::ZERO);
     let app = router(state);
+    // Three sites: a crawl of a URL is a run of its source, one at a time.
     for body in [
         json!({"url": ROOT, "maxDepth": 3, "maxPages": 100}),
-        json!({"url": ROOT}),
-        json!({"url": ROOT, "maxDepth": 1, "render": "never"}),
+        json!({"url": format!("{ROOT}a")}),
+        json!({"url": format!("{ROOT}b"), "maxDepth": 1, "render": "never"}),
     ] {
         let (status, v) = send(&app, post_json("/assistants/min/crawl", &body)).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}: {v}");
@@ -150,7 +151,9 @@ async fn cross_site_requests_are_refused_before_anything_runs() {
     )
     .await;
     assert_eq!(s, StatusCode::ACCEPTED, "{v}");
-    let (s, v) = send(&app, request("POST", uri, &[json], &body)).await;
+    // (Another site: the first one's source has its run going.)
+    let other = json!({"url": format!("{ROOT}b")}).to_string();
+    let (s, v) = send(&app, request("POST", uri, &[json], &other)).await;
     assert_eq!(s, StatusCode::ACCEPTED, "{v}");
 }
 

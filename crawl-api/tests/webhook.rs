@@ -123,8 +123,9 @@ async fn each_completed_job_is_delivered_once_signed_even_after_a_500() {
     );
     let app = router(state);
     let mut ids = Vec::new();
-    for _ in 0..2 {
-        let body = serde_json::json!({"url": ROOT, "maxDepth": 2}).to_string();
+    // Two sites (two crawls of one URL would be two runs of its source, one at a time).
+    for url in [ROOT.to_owned(), format!("{ROOT}a")] {
+        let body = serde_json::json!({"url": url, "maxDepth": 2}).to_string();
         let v = call(&app, "POST", "/assistants/hooked/crawl", Some(body)).await;
         ids.push(v["crawlJobId"].as_str().unwrap().to_owned());
     }

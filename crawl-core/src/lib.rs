@@ -35,6 +35,8 @@ pub use request::{
     CrawlRequest, CrawlRequestBuilder, Guardrails, RenderMode, SitemapMode, WwwPolicy,
     DEFAULT_MAX_LINKS_PER_PAGE,
 };
-pub use source::{PageBatch, PageChange, PageState, RunDiff, SourceId, SourceRecord, SyncTarget};
+pub use source::{
+    PageBatch, PageChange, PageState, RunDiff, Schedule, SourceId, SourceRecord, SyncTarget,
+};
 pub use start::{CrawlPolicy, StartCrawl};
 pub use traits::*;

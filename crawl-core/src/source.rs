@@ -114,6 +114,13 @@ pub struct SourceRecord {
     /// before comparing a page with its stored version.
     #[serde(default)]
     pub template: String,
+    /// When runs start on their own.
+    #[serde(default)]
+    pub schedule: Schedule,
+    /// When the next scheduled run is due (`None` without a schedule). Kept with the record,
+    /// so a restarted scheduler neither loses nor repeats a run.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub next_sync_at: Option<OffsetDateTime>,
 }
 
 impl SourceRecord {
@@ -129,6 +136,138 @@ impl SourceRecord {
             settings: serde_json::Value::Null,
             documents: None,
             template: String::new(),
+            schedule: Schedule::None,
+            next_sync_at: None,
+        }
+    }
+}
+
+/// When a source's runs start on their own: `none`, `daily`, `weekly` (at 03:00 in the time
+/// zone; `weekly` on Sundays), or a five-field cron expression, each in an IANA time zone.
+///
+/// As JSON: `"none"`, `"daily"`, `"weekly"`, or an object
+/// `{"cron": "0 6 * * 1-5", "timeZone": "America/Boise"}` (`timeZone` defaults to `UTC`;
+/// `{"every": "daily", "timeZone": "..."}` sets the zone of the named schedules). The cron
+/// expression and the zone are checked where schedules are computed (crawl-api's
+/// scheduler); this type only holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Schedule {
+    /// Runs only when asked.
+    #[default]
+    None,
+    /// Every day at 03:00 in `time_zone`.
+    Daily {
+        /// IANA time zone name.
+        time_zone: String,
+    },
+    /// Every Sunday at 03:00 in `time_zone`.
+    Weekly {
+        /// IANA time zone name.
+        time_zone: String,
+    },
+    /// A five-field cron expression (minute hour day-of-month month day-of-week).
+    Cron {
+        /// The expression.
+        expr: String,
+        /// IANA time zone name.
+        time_zone: String,
+    },
+}
+
+impl Schedule {
+    /// The cron expression the schedule fires on and its time zone; `None` for no schedule.
+    pub fn cron(&self) -> Option<(&str, &str)> {
+        match self {
+            Schedule::None => None,
+            Schedule::Daily { time_zone } => Some(("0 3 * * *", time_zone)),
+            Schedule::Weekly { time_zone } => Some(("0 3 * * 0", time_zone)),
+            Schedule::Cron { expr, time_zone } => Some((expr, time_zone)),
+        }
+    }
+}
+
+const UTC: &str = "UTC";
+
+impl Serialize for Schedule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let named = |name: &str, tz: &str| (name.to_owned(), tz.to_owned());
+        let (every, tz) = match self {
+            Schedule::None => return s.serialize_str("none"),
+            Schedule::Daily { time_zone } if time_zone == UTC => return s.serialize_str("daily"),
+            Schedule::Weekly { time_zone } if time_zone == UTC => return s.serialize_str("weekly"),
+            Schedule::Daily { time_zone } => named("daily", time_zone),
+            Schedule::Weekly { time_zone } => named("weekly", time_zone),
+            Schedule::Cron { expr, time_zone } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("cron", expr)?;
+                m.serialize_entry("timeZone", time_zone)?;
+                return m.end();
+            }
+        };
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("every", &every)?;
+        m.serialize_entry("timeZone", &tz)?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Schedule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Schedule::from_json(&serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Schedule {
+    /// Reads the JSON forms above; the error names `schedule` and what is wrong.
+    pub fn from_json(v: &serde_json::Value) -> Result<Self> {
+        use serde_json::Value;
+        let named = |name: &str, tz: String| match name {
+            "none" => Ok(Schedule::None),
+            "daily" => Ok(Schedule::Daily { time_zone: tz }),
+            "weekly" => Ok(Schedule::Weekly { time_zone: tz }),
+            other => Err(Error::invalid(format!(
+                "schedule: '{}' is not none, daily, weekly or {{\"cron\": ..., \"timeZone\": ...}}",
+                other.chars().take(40).collect::<String>()
+            ))),
+        };
+        match v {
+            Value::Null => Ok(Schedule::None),
+            Value::String(name) => named(name, UTC.to_owned()),
+            Value::Object(m) => {
+                if let Some(k) = m
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "cron" | "every" | "timeZone"))
+                {
+                    return Err(Error::invalid(format!(
+                        "schedule: unknown field '{}' (cron, every, timeZone)",
+                        k.chars().take(40).collect::<String>()
+                    )));
+                }
+                let tz = match m.get("timeZone") {
+                    None | Some(Value::Null) => UTC.to_owned(),
+                    Some(Value::String(t)) => t.clone(),
+                    Some(_) => {
+                        return Err(Error::invalid(
+                            "schedule.timeZone: must be an IANA time zone name",
+                        ))
+                    }
+                };
+                match (m.get("cron"), m.get("every")) {
+                    (Some(Value::String(expr)), None) => Ok(Schedule::Cron {
+                        expr: expr.trim().to_owned(),
+                        time_zone: tz,
+                    }),
+                    (None, Some(Value::String(name))) => named(name, tz),
+                    _ => Err(Error::invalid(
+                        "schedule: an object needs exactly one of \"cron\" (a cron expression) or \"every\" (daily, weekly)",
+                    )),
+                }
+            }
+            _ => Err(Error::invalid(
+                "schedule: must be none, daily, weekly or {\"cron\": ..., \"timeZone\": ...}",
+            )),
         }
     }
 }
@@ -347,6 +486,59 @@ impl RunDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedules_read_and_write_their_json_forms() {
+        use serde_json::json;
+        for (v, want) in [
+            (json!("none"), Schedule::None),
+            (json!(null), Schedule::None),
+            (
+                json!("daily"),
+                Schedule::Daily {
+                    time_zone: "UTC".into(),
+                },
+            ),
+            (
+                json!({"every": "weekly", "timeZone": "America/Boise"}),
+                Schedule::Weekly {
+                    time_zone: "America/Boise".into(),
+                },
+            ),
+            (
+                json!({"cron": " 0 6 * * 1-5 ", "timeZone": "Europe/Paris"}),
+                Schedule::Cron {
+                    expr: "0 6 * * 1-5".into(),
+                    time_zone: "Europe/Paris".into(),
+                },
+            ),
+            (
+                json!({"cron": "*/15 * * * *"}),
+                Schedule::Cron {
+                    expr: "*/15 * * * *".into(),
+                    time_zone: "UTC".into(),
+                },
+            ),
+        ] {
+            let got: Schedule = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(got, want, "{v}");
+            let back: Schedule =
+                serde_json::from_value(serde_json::to_value(&got).unwrap()).unwrap();
+            assert_eq!(back, got);
+        }
+        assert_eq!(serde_json::to_value(Schedule::None).unwrap(), json!("none"));
+        for bad in [
+            json!("hourly"),
+            json!(3),
+            json!({"cron": "* * * * *", "every": "daily"}),
+            json!({"cron": 5}),
+            json!({"cron": "* * * * *", "zone": "UTC"}),
+            json!({"every": "daily", "timeZone": 1}),
+        ] {
+            let err = Schedule::from_json(&bad).unwrap_err();
+            assert!(err.message().starts_with("schedule"), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn ids_are_stable_per_tenant_and_root_and_parse_back() {

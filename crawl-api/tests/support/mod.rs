@@ -193,6 +193,16 @@ impl Sink for WatchedSink {
         self.check(job, "put_aux");
         self.inner.put_aux(job, name, bytes).await
     }
+    async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
+        self.check(job, "remove");
+        self.inner.remove(job, url).await
+    }
+    async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {
+        self.inner.delete_aux(job, name).await
+    }
+    async fn finish_job(&self, job: &JobId) -> Result<()> {
+        self.inner.finish_job(job).await
+    }
 }
 
 /// Polls `f` every 20 ms until it returns `Some`, failing after a generous hang guard.

@@ -86,7 +86,7 @@ impl ApiLambda {
 }
 
 /// The API's state from the environment: `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_S3_BUCKET`,
-/// `KB_CRAWL_S3_PREFIX`, `KB_CRAWL_STATE_MACHINE_ARN`, `KB_CRAWL_AWS_ENDPOINT`, the
+/// `KB_CRAWL_S3_PREFIX`, `KB_CRAWL_STATE_MACHINE_ARN`, `KB_CRAWL_SOURCES_TABLE` (optional: sources), `KB_CRAWL_AWS_ENDPOINT`, the
 /// assistants table of [`AssistantTableAuthorizer::from_env`], `KB_CRAWL_GUARDRAILS` and
 /// `KB_CRAWL_POLICY` (JSON, as the workers take them), `KB_CRAWL_API_HOSTS` (comma
 /// separated `Host` names, default `*`: API Gateway already fixed the host),
@@ -111,6 +111,13 @@ pub async fn api_state_from_env() -> Result<ApiState> {
         .await
         .map_err(|e| crawl_core::Error::invalid(format!("KB_CRAWL_STATE_MACHINE_ARN: {e}")))?
         .with_guardrails(guardrails);
+    // With a sources table, a crawl of a URL the assistant already has syncs it, and the
+    // source routes answer (without one they answer 501 and every crawl is a snapshot).
+    let runner = if env("KB_CRAWL_SOURCES_TABLE").is_some() {
+        runner.with_sources(Arc::new(crate::DynamoSourceStore::from_env().await?))
+    } else {
+        runner
+    };
     let ingestor: DynIngestor = match crate::lambda::webhook_from_env().await? {
         Some(w) => w,
         None => Arc::new(NoopIngestor),

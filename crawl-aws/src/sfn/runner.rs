@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use aws_sdk_sfn::config::Credentials;
 use crawl_core::clock::{DynClock, SystemClock};
 use crawl_core::{
-    CrawlRequest, Error, ErrorKind, Guardrails, JobId, JobRecord, JobStatus, JobStore, Result,
+    CrawlRequest, DynJobStore, DynSourceStore, Error, ErrorKind, Guardrails, JobId, JobRecord,
+    JobStatus, JobStore, Result, SourceRecord,
 };
 
 use crate::config::Connection;
@@ -22,6 +23,7 @@ pub struct StepFunctionsRunner {
     client: aws_sdk_sfn::Client,
     state_machine_arn: String,
     jobs: Arc<DynamoJobStore>,
+    sources: Option<DynSourceStore>,
     guardrails: Guardrails,
     clock: DynClock,
 }
@@ -72,6 +74,7 @@ impl StepFunctionsRunner {
             client: aws_sdk_sfn::Client::from_conf(cfg.build()),
             state_machine_arn: arn,
             jobs,
+            sources: None,
             guardrails: Guardrails::default(),
             clock: Arc::new(SystemClock),
         })
@@ -82,6 +85,39 @@ impl StepFunctionsRunner {
     pub fn with_guardrails(mut self, g: Guardrails) -> Self {
         self.guardrails = g;
         self
+    }
+
+    /// Keeps sources in `store` (the handlers' `KB_CRAWL_SOURCES_TABLE`): a crawl of a URL the
+    /// assistant already has is then a sync of it.
+    pub fn with_sources(mut self, store: DynSourceStore) -> Self {
+        self.sources = Some(store);
+        self
+    }
+
+    /// Starts the execution of `job`, a record the job store already holds; a refused start
+    /// ends the job FAILED with the reason.
+    async fn launch(&self, job: &JobId, request: &CrawlRequest) -> Result<()> {
+        let input = serde_json::to_string(&super::execution_input(job, request))
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        let started = self
+            .client
+            .start_execution()
+            .state_machine_arn(&self.state_machine_arn)
+            .name(job.as_str())
+            .input(input)
+            .send()
+            .await;
+        if let Err(e) = started {
+            let reason = format!(
+                "start_execution: {}",
+                aws_sdk_sfn::error::DisplayErrorContext(&e)
+            );
+            self.jobs
+                .finish(job, JobStatus::Failed, Some(reason.clone()))
+                .await?;
+            return Err(sfn_err("StartExecution", reason));
+        }
+        Ok(())
     }
 
     /// The ARN of `job`'s execution.
@@ -105,27 +141,38 @@ impl crawl_api::Runner for StepFunctionsRunner {
         let job = JobId::new();
         let record = JobRecord::new(job.clone(), request.clone(), self.clock.now());
         self.jobs.create(&record).await?;
-        let input = serde_json::to_string(&super::execution_input(&job, &request))
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        let started = self
-            .client
-            .start_execution()
-            .state_machine_arn(&self.state_machine_arn)
-            .name(job.as_str())
-            .input(input)
-            .send()
-            .await;
-        if let Err(e) = started {
-            let reason = format!(
-                "start_execution: {}",
-                aws_sdk_sfn::error::DisplayErrorContext(&e)
-            );
-            self.jobs
-                .finish(&job, JobStatus::Failed, Some(reason.clone()))
-                .await?;
-            return Err(sfn_err("StartExecution", reason));
-        }
+        self.launch(&job, &request).await?;
         Ok(job)
+    }
+
+    fn sources(&self) -> Option<DynSourceStore> {
+        self.sources.clone()
+    }
+
+    async fn start_sync(
+        &self,
+        tenant: &str,
+        request: CrawlRequest,
+    ) -> Result<(SourceRecord, JobId)> {
+        let Some(sources) = &self.sources else {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("{self} keeps no sources (no sources table configured)"),
+            ));
+        };
+        request.validate(&self.guardrails)?;
+        let jobs: DynJobStore = Arc::clone(&self.jobs) as DynJobStore;
+        let (source, record) = crawl_core::engine::begin_run(
+            sources,
+            &jobs,
+            tenant,
+            JobId::new(),
+            request,
+            self.clock.now(),
+        )
+        .await?;
+        self.launch(&record.id, &record.request).await?;
+        Ok((source, record.id))
     }
 
     async fn cancel(&self, job: &JobId) -> Result<()> {

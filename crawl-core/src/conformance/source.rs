@@ -58,6 +58,11 @@ pub async fn source_records(s: &dyn SourceStore) {
     );
     one.last_run = Some(JobId::new());
     one.settings = serde_json::json!({"maxDepth": 3});
+    one.schedule = crate::source::Schedule::Cron {
+        expr: "0 6 * * 1-5".into(),
+        time_zone: "America/Boise".into(),
+    };
+    one.next_sync_at = Some(at(2));
     s.put_source(&one).await.expect("replace");
     assert_eq!(
         s.get_source(&one.id).await.expect("get"),
@@ -77,6 +82,19 @@ pub async fn source_records(s: &dyn SourceStore) {
         mine, want,
         "{s}: a tenant lists its own sources, in id order"
     );
+    match s.list_all_sources().await {
+        Ok(all) => {
+            let ids: Vec<&SourceId> = all.iter().map(|r| &r.id).collect();
+            for r in [&one, &two, &other] {
+                assert!(
+                    ids.contains(&&r.id),
+                    "{s}: list_all_sources has every tenant's"
+                );
+            }
+            assert!(ids.windows(2).all(|w| w[0] < w[1]), "{s}: in id order");
+        }
+        Err(e) => assert_eq!(e.kind(), crate::ErrorKind::Unsupported, "{s}: {e}"),
+    }
     let missing = SourceRecord::new(
         tenant(),
         Url::parse("https://x.example/").expect("u"),

@@ -427,7 +427,8 @@ pub async fn finalise_run(
         )
         .await?;
     }
-    if let Some(mut s) = source {
+    // Read again: the record may have been edited (settings, schedule) while the run went.
+    if let Some(mut s) = sync.store.get_source(&sync.source).await? {
         s.template = template_md;
         s.last_run = Some(run.clone());
         s.documents = Some(sync.documents.clone());
@@ -490,7 +491,7 @@ pub async fn begin_run(
     request.sync = Some(SyncTarget::new(source.id.clone(), documents.clone()));
     source.documents = Some(documents);
     source.last_run = Some(id.clone());
-    source.settings = serde_json::to_value(&request).unwrap_or_default();
+    source.settings = serde_json::to_value(crate::StartCrawl::from(&request)).unwrap_or_default();
     store.put_source(&source).await?;
     let record = JobRecord::new(id, request, now);
     jobs.create(&record).await?;

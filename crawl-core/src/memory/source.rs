@@ -64,6 +64,12 @@ impl SourceStore for MemorySourceStore {
             .collect())
     }
 
+    async fn list_all_sources(&self) -> Result<Vec<SourceRecord>> {
+        let mut all: Vec<SourceRecord> = self.lock()?.sources.values().cloned().collect();
+        all.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(all)
+    }
+
     async fn delete_source(&self, id: &SourceId) -> Result<usize> {
         let mut g = self.lock()?;
         g.sources.remove(id);

@@ -16,7 +16,9 @@ use crate::source::RunDiff;
 ///   every document in `upserts`. An error leaves the job COMPLETED and is reported to the
 ///   caller. A second delivery of the same diff must leave the knowledge base as one did.
 /// - `on_deleted` is called when a job is deleted and must remove what `on_completed` added;
-///   both are idempotent.
+///   both are idempotent. For a run of a source (`job.request.sync` set) it removes every
+///   document of the source: the runs of a source share its documents, and deleting one run
+///   (or the source) takes them all out of the knowledge base.
 #[async_trait]
 pub trait Ingestor: Debug + Display + Send + Sync + 'static {
     /// A job completed with these documents.

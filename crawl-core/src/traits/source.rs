@@ -50,6 +50,16 @@ pub trait SourceStore: Debug + Display + Send + Sync + 'static {
         limit: usize,
     ) -> Result<PageBatch>;
 
+    /// Every source of every tenant, in id order: what an embedded scheduler scans for due
+    /// runs. A store that cannot list across tenants cheaply (DynamoDB: schedules run there
+    /// through EventBridge Scheduler instead) answers [`ErrorKind::Unsupported`](crate::ErrorKind).
+    async fn list_all_sources(&self) -> Result<Vec<SourceRecord>> {
+        Err(crate::Error::new(
+            crate::ErrorKind::Unsupported,
+            format!("{self}: cannot list the sources of every tenant"),
+        ))
+    }
+
     /// What this store can do.
     fn capabilities(&self) -> Capabilities {
         Capabilities::LOCAL
@@ -89,6 +99,9 @@ impl<T: SourceStore + ?Sized> SourceStore for Arc<T> {
         limit: usize,
     ) -> Result<PageBatch> {
         (**self).list_pages(id, after, limit).await
+    }
+    async fn list_all_sources(&self) -> Result<Vec<SourceRecord>> {
+        (**self).list_all_sources().await
     }
     fn capabilities(&self) -> Capabilities {
         (**self).capabilities()

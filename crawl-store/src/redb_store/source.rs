@@ -77,6 +77,24 @@ impl SourceStore for RedbStore {
         .await
     }
 
+    async fn list_all_sources(&self) -> Result<Vec<SourceRecord>> {
+        self.read(move |tx| {
+            let t = match tx.open_table(SOURCES) {
+                Ok(t) => t,
+                Err(e) if missing(&e) => return Ok(Vec::new()),
+                Err(e) => return Err(db_err(e)),
+            };
+            let mut out = Vec::new();
+            for row in t.iter().map_err(db_err)? {
+                let (_, v) = row.map_err(db_err)?;
+                out.push(serde_json::from_slice::<SourceRecord>(v.value()).map_err(json_err)?);
+            }
+            out.sort_by(|a, b| a.id.cmp(&b.id));
+            Ok(out)
+        })
+        .await
+    }
+
     async fn delete_source(&self, id: &SourceId) -> Result<usize> {
         let id = id.clone();
         self.write_durable(move |tx| {
