@@ -597,3 +597,125 @@ async fn a_sitemap_lastmod_not_newer_than_the_last_check_skips_the_request() {
         .unwrap();
     assert_eq!(s.reason.as_deref(), Some("sitemap_lastmod"));
 }
+
+/// A site where, in version 2, `/n` carries `noindex`, robots.txt disallows `/r`, and the
+/// source's settings exclude `/x`; six more pages make a capped run.
+fn evidence_page(version: u32, path: &str) -> Option<String> {
+    let links: &[&str] = match path {
+        "/" => &["/n", "/r", "/x", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6"],
+        _ => &[],
+    };
+    let known = [
+        "/", "/n", "/r", "/x", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6",
+    ];
+    if !known.contains(&path) {
+        return None;
+    }
+    let robots = if version >= 2 && path == "/n" {
+        "<meta name=\"robots\" content=\"noindex\">"
+    } else {
+        ""
+    };
+    let list: String = links
+        .iter()
+        .map(|l| format!("<li><a href=\"{l}\">Go to {l}</a></li>"))
+        .collect();
+    Some(format!(
+        "<!doctype html><html><head><title>Page {path}</title>{robots}</head><body>\
+         <nav><ul>{list}</ul></nav><main><h1>Page {path}</h1>\
+         <p>The page {path} of the example department describes one of its services in \
+         enough words to be kept as content by the extractor.</p></main></body></html>"
+    ))
+}
+
+#[tokio::test]
+async fn stored_pages_are_removed_on_noindex_robots_and_pattern_evidence_in_a_capped_run() {
+    let version = Arc::new(AtomicU32::new(1));
+    let v = Arc::clone(&version);
+    let fx = Fixture::start(move |hit, _| {
+        let version = v.load(Ordering::SeqCst);
+        if hit.path == "/robots.txt" {
+            let rules = if version >= 2 {
+                "User-agent: *\nDisallow: /r\n"
+            } else {
+                "User-agent: *\nAllow: /\n"
+            };
+            return Reply::text(rules);
+        }
+        match evidence_page(version, &hit.path) {
+            Some(html) => Reply::html(&html),
+            None => Reply::status(404),
+        }
+    })
+    .await;
+    let h = Harness::new();
+    let request = |pages: u32, exclude: &[&str]| {
+        CrawlRequest::builder(fx.url("/").as_str())
+            .max_depth(1)
+            .max_pages(pages)
+            .concurrency(1)
+            .rate(None)
+            .sitemap(SitemapMode::Off)
+            .exclude(exclude.iter().map(|s| (*s).to_owned()))
+            .guardrails(Guardrails::lifted())
+            .allow_private_network(true)
+            .build()
+            .unwrap()
+    };
+    let (_, first) = h
+        .crawler
+        .start_sync("ast-1", request(50, &[]))
+        .await
+        .unwrap();
+    let first = first.wait().await.unwrap();
+    assert_eq!(first.progress.changes.added, 10, "{:?}", first.progress);
+
+    version.store(2, Ordering::SeqCst);
+    // Capped at 5 pages: the root, /n and three of the /k pages are reached; /r and /x are
+    // not admitted at all. Only evidence removes: /k4../k6 merely not reached stay.
+    let (_, second) = h
+        .crawler
+        .start_sync("ast-1", request(5, &["/x"]))
+        .await
+        .unwrap();
+    let second = second.wait().await.unwrap();
+    assert_eq!(second.status, JobStatus::Completed, "{second:?}");
+    assert_eq!(second.progress.pages_total, 5, "the cap was hit");
+    let removed: BTreeMap<String, String> = changes_file(&h.memory, &second.id)
+        .await
+        .into_iter()
+        .filter(|c| c["change"] == "removed")
+        .map(|c| {
+            let url = Url::parse(c["url"].as_str().unwrap()).unwrap();
+            (
+                url.path().to_owned(),
+                c["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<String, String> = [
+        ("/n", "noindex"),
+        ("/r", "robots_disallowed"),
+        ("/x", "pattern"),
+    ]
+    .into_iter()
+    .map(|(p, r)| (p.to_owned(), r.to_owned()))
+    .collect();
+    assert_eq!(removed, want);
+    assert_eq!(second.progress.changes.removed, 3);
+    let docs = h
+        .documents(&second.request.sync.as_ref().unwrap().documents)
+        .await;
+    let kept: BTreeSet<String> = docs.keys().cloned().collect();
+    assert_eq!(
+        kept,
+        set(&["/", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6"]),
+        "evidence removed three pages, nothing else left"
+    );
+    let diff = h.last_diff();
+    assert_eq!(
+        paths(&diff.deletions),
+        set(&["/n", "/r", "/x"]),
+        "the knowledge base is told of each removal"
+    );
+}
