@@ -26,5 +26,5 @@ pub use model::{
 };
 pub use routes::{router, ROUTES};
 pub use runner::{DynRunner, InProcessRunner, Runner};
-pub use schedule::Scheduler;
+pub use schedule::{DynScheduleStore, InRecordSchedules, ScheduleStore, Scheduler};
 pub use state::{ApiState, DEFAULT_MAX_RUNNING_PER_ASSISTANT};

@@ -17,6 +17,47 @@ use tokio_util::sync::CancellationToken;
 
 use crate::state::ApiState;
 
+/// Where a deployment keeps its sources' schedules when something other than the embedded
+/// [`Scheduler`] fires them (serverless: one EventBridge Scheduler schedule per source). The
+/// source routes call it as a source is created, edited and deleted.
+///
+/// # Contract
+/// - `put` makes the schedule of `source` what its record says: created or replaced, and
+///   removed when the record's schedule is [`Schedule::None`]. Idempotent.
+/// - `delete` removes the schedule of the source, if any. Idempotent.
+/// - A failure is an error; the route then answers it and the caller retries.
+#[async_trait::async_trait]
+pub trait ScheduleStore: std::fmt::Debug + std::fmt::Display + Send + Sync + 'static {
+    /// Creates, replaces or (without a schedule) removes the schedule of `source`.
+    async fn put(&self, source: &SourceRecord) -> Result<()>;
+    /// Removes the schedule of `source`.
+    async fn delete(&self, source: &crawl_core::SourceId) -> Result<()>;
+}
+
+/// Shared schedule-store handle.
+pub type DynScheduleStore = Arc<dyn ScheduleStore>;
+
+/// Keeps schedules only in the source records (the default): the embedded [`Scheduler`]
+/// reads them there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InRecordSchedules;
+
+impl std::fmt::Display for InRecordSchedules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InRecordSchedules")
+    }
+}
+
+#[async_trait::async_trait]
+impl ScheduleStore for InRecordSchedules {
+    async fn put(&self, _source: &SourceRecord) -> Result<()> {
+        Ok(())
+    }
+    async fn delete(&self, _source: &crawl_core::SourceId) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// Checks that the schedule's cron expression and time zone are ones [`next_after`] can
 /// evaluate; the error names `schedule.cron` or `schedule.timeZone`.
 pub fn check(schedule: &Schedule) -> Result<()> {

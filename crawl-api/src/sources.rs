@@ -185,10 +185,17 @@ pub(crate) async fn create(
     check_running_limits(&state, &mut running, &assistant).await?;
     // The record first, so the first run finds its schedule and settings.
     store.put_source(&record).await?;
-    let (record, job) = match state.runner.start_sync(&assistant, request).await {
+    let started = match state.schedules.put(&record).await {
+        Ok(()) => state.runner.start_sync(&assistant, request).await,
+        Err(e) => Err(e),
+    };
+    let (record, job) = match started {
         Ok(x) => x,
         Err(e) => {
             // Nothing half-made stays behind: the source had no run yet.
+            if let Err(undo) = state.schedules.delete(&record.id).await {
+                tracing::warn!(source = %record.id, error = %undo, "could not remove the schedule of a source whose first run did not start");
+            }
             if let Err(undo) = store.delete_source(&record.id).await {
                 tracing::warn!(source = %record.id, error = %undo, "could not remove a source whose first run did not start");
             }
@@ -249,6 +256,7 @@ pub(crate) async fn patch(
         record.next_sync_at = crate::schedule::next_after(&s, state.clock.now())?;
         record.schedule = s;
     }
+    state.schedules.put(&record).await?;
     store.put_source(&record).await?;
     Ok(Json(view(&state, &record).await?))
 }
@@ -327,6 +335,8 @@ pub(crate) async fn delete(
     authorize(&state, &headers, &assistant, Action::Write).await?;
     let store = store(&state)?;
     let record = owned_source(&store, &assistant, &source).await?;
+    // The schedule first: no run may start while the rest goes.
+    state.schedules.delete(&record.id).await?;
     let runs = runs_of(&state, &record).await?;
     for r in runs.iter().filter(|r| !r.status.is_final()) {
         state.runner.cancel(&r.id).await?;

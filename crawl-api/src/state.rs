@@ -37,6 +37,8 @@ pub struct ApiState {
     /// Serialises the running-jobs check with the start, so two requests at once cannot both
     /// pass a limit (per process); holds the jobs this API started that may still run.
     pub(crate) start_lock: Arc<tokio::sync::Mutex<RunningIndex>>,
+    /// Where sources' schedules fire from (default: the records, for the embedded scheduler).
+    pub(crate) schedules: crate::schedule::DynScheduleStore,
 }
 
 impl fmt::Debug for ApiState {
@@ -53,6 +55,7 @@ impl fmt::Debug for ApiState {
             .field("retention", &self.retention)
             .field("policy", &self.policy)
             .field("site", &self.site)
+            .field("schedules", &self.schedules.to_string())
             .finish()
     }
 }
@@ -79,6 +82,7 @@ impl ApiState {
             policy: CrawlPolicy::default(),
             site: Arc::new(SiteGuard::default()),
             start_lock: Arc::default(),
+            schedules: Arc::new(crate::schedule::InRecordSchedules),
         }
     }
 
@@ -157,6 +161,15 @@ impl ApiState {
         S: Into<String>,
     {
         self.site = Arc::new((*self.site).clone().with_hosts(hosts));
+        self
+    }
+
+    /// Keeps sources' schedules there too (serverless: EventBridge Scheduler); by default
+    /// they live in the source records only, where the embedded [`Scheduler`](crate::Scheduler)
+    /// reads them.
+    #[must_use]
+    pub fn schedules(mut self, s: crate::schedule::DynScheduleStore) -> Self {
+        self.schedules = s;
         self
     }
 

@@ -23,6 +23,8 @@ mod error;
 pub mod lambda;
 #[cfg(feature = "aws-s3")]
 mod s3;
+#[cfg(feature = "aws-scheduler")]
+pub mod scheduler;
 #[cfg(feature = "aws-sfn")]
 pub mod sfn;
 

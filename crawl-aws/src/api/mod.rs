@@ -86,7 +86,7 @@ impl ApiLambda {
 }
 
 /// The API's state from the environment: `KB_CRAWL_JOBS_TABLE`, `KB_CRAWL_S3_BUCKET`,
-/// `KB_CRAWL_S3_PREFIX`, `KB_CRAWL_STATE_MACHINE_ARN`, `KB_CRAWL_SOURCES_TABLE` (optional: sources), `KB_CRAWL_AWS_ENDPOINT`, the
+/// `KB_CRAWL_S3_PREFIX`, `KB_CRAWL_STATE_MACHINE_ARN`, `KB_CRAWL_SOURCES_TABLE` (optional: sources), `KB_CRAWL_SCHEDULER_ROLE_ARN` and `KB_CRAWL_SCHEDULE_GROUP` (optional: sources' schedules in EventBridge Scheduler), `KB_CRAWL_AWS_ENDPOINT`, the
 /// assistants table of [`AssistantTableAuthorizer::from_env`], `KB_CRAWL_GUARDRAILS` and
 /// `KB_CRAWL_POLICY` (JSON, as the workers take them), `KB_CRAWL_API_HOSTS` (comma
 /// separated `Host` names, default `*`: API Gateway already fixed the host),
@@ -126,6 +126,10 @@ pub async fn api_state_from_env() -> Result<ApiState> {
     let mut state = ApiState::new(Arc::new(runner), jobs, sink, ingestor)
         .authorizer(authorizer)
         .guardrails(guardrails);
+    // With a scheduler role, each source's schedule is an EventBridge Scheduler schedule.
+    if let Some(s) = crate::scheduler::EventBridgeSchedules::from_env().await? {
+        state = state.schedules(Arc::new(s));
+    }
     if let Some(p) = env("KB_CRAWL_POLICY") {
         state = state.policy(
             serde_json::from_str(&p)
