@@ -8,8 +8,12 @@ use crate::state::ApiState;
 
 const PAGE: &str = include_str!("../ui/index.html");
 
-/// The page for `assistant_id`: a URL field, depth 1–5, max pages, Start Crawl, a live
-/// progress bar polling the GET endpoint, the list of jobs with Delete.
+/// The page for `assistant_id`: one row per source (URL, schedule, last sync with its
+/// `+added ~changed −removed`, next sync) with Sync now, Edit (depth 1–5, max pages,
+/// include/exclude patterns, render mode, schedule), Delete with a confirmation, a live
+/// progress bar polling the run while it goes, each source's run history and the pages a run
+/// added, changed or removed; an "Add website" form. API errors show next to the field they
+/// name, others in an `aria-live` status area.
 ///
 /// `assistant_id` must be letters, digits, `-`, `_` or `.` (anything else is replaced by `_`).
 pub fn page(assistant_id: &str) -> String {

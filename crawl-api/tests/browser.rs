@@ -1,27 +1,39 @@
-//! The Website Sources page in headless Chromium: fill the URL, start a crawl, watch the
-//! progress reach 100 % and COMPLETED, see the job in the list, delete it, and check its
-//! files and chunks are gone. Saves `target/screenshots/website-sources.png`.
+//! The Website Sources page in headless Chromium, against the served API with an in-process
+//! runner crawling a fixture site on 127.0.0.1 (real HTTP, private network allowed): add the
+//! site as a source (the keyboard's Enter submits), see an API error next to the field it
+//! names, wait for the first sync, change the site (one page changed, one removed, one added),
+//! press Sync now and watch the progress bar while the run is held, see `+1 ~1 −1` in the row
+//! and the changed and removed pages in the run's details, edit the schedule at 375 px wide
+//! (an invalid cron expression first: its error shows under the cron field), delete the
+//! source with its confirmation, and check its files and chunks are gone.
+//!
+//! Saves `target/screenshots/website-sources-1280.png` and `website-sources-375.png`, and
+//! asserts at 375 px that nothing scrolls sideways and no label or button is clipped.
 //!
 //! Without Chromium it prints `SKIPPED: chromium not found`; with
 //! `KB_CRAWL_REQUIRE_SERVICES=1` a missing Chromium fails.
 
-mod support;
-
+use std::collections::HashMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::{Html, IntoResponse, Response};
 use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::Page;
 use crawl_api::ingest::{ChunkIngestor, CHUNKS_FILE};
-use crawl_api::ui;
-use crawl_core::DynSink;
+use crawl_api::{ui, ApiState, InProcessRunner};
+use crawl_core::{Crawler, DynIngestor, DynSink};
 use crawl_store::FsSink;
 use futures::StreamExt;
-use support::{state_with, CannedSite, ROOT};
+use tokio::sync::watch;
 
 fn chromium() -> Option<PathBuf> {
     let from_env = std::env::var_os("CHROME").map(PathBuf::from);
@@ -60,15 +72,175 @@ async fn until(page: &Page, what: &str, expr: &str) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("hang guard: {what} ({expr}) not true within 60 s");
+    let status: String = js(
+        page,
+        "String((document.getElementById('status') || {}).textContent || '')",
+    )
+    .await;
+    panic!("hang guard: {what} ({expr}) not true within 60 s; status area: {status:?}");
 }
 
-fn screenshot_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/website-sources.png")
+async fn click(page: &Page, selector: &str) {
+    let e = cdp(selector, page.find_element(selector)).await;
+    cdp(&format!("click {selector}"), e.click()).await;
+}
+
+/// Sets a form control's value as the user's edit would (with its `change` event).
+async fn set_value(page: &Page, selector: &str, value: &str) {
+    let expr = format!(
+        "(() => {{ const e = document.querySelector({sel}); e.value = {val}; \
+         e.dispatchEvent(new Event('change', {{ bubbles: true }})); return e.value === {val}; }})()",
+        sel = serde_json::to_string(selector).unwrap(),
+        val = serde_json::to_string(value).unwrap(),
+    );
+    assert!(js::<bool>(page, &expr).await, "{selector} = {value}");
+}
+
+async fn text(page: &Page, selector: &str) -> String {
+    js(
+        page,
+        &format!(
+            "document.querySelector({}).textContent.trim()",
+            serde_json::to_string(selector).unwrap()
+        ),
+    )
+    .await
+}
+
+/// The visible labels, buttons and headings whose text does not fit their box or that reach
+/// past the viewport's right edge.
+async fn clipped(page: &Page) -> Vec<String> {
+    js(
+        page,
+        "[...document.querySelectorAll('label, button, summary, h1, h2, h3, dt, th, caption')] \
+         .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 \
+           || e.getBoundingClientRect().right > window.innerWidth + 0.5)) \
+         .map((e) => e.textContent.trim())",
+    )
+    .await
+}
+
+fn screenshot_path(width: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../target/screenshots/website-sources-{width}.png"))
+}
+
+/// The fixture site: pages the test edits between syncs, and a gate that holds `/d` until
+/// the test has seen the run going.
+#[derive(Clone)]
+struct Site {
+    pages: Arc<Mutex<HashMap<String, String>>>,
+    gate: watch::Sender<bool>,
+}
+
+fn page_html(title: &str, links: &[&str], body: &str) -> String {
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">{l}</a> "))
+        .collect();
+    format!(
+        "<!doctype html><html lang=\"en\"><head><title>{title}</title></head><body>\
+         <nav>{links}</nav><main><h1>{title}</h1><p>{body}</p><h2>Details</h2><p>More about \
+         {title}: opening hours, contacts and forms for students.</p></main></body></html>"
+    )
+}
+
+impl Site {
+    fn new() -> Self {
+        let s = Site {
+            pages: Arc::default(),
+            gate: watch::Sender::new(true),
+        };
+        s.set(
+            "/",
+            &page_html(
+                "Registrar",
+                &["/a", "/b", "/c"],
+                "Welcome to the registrar's office.",
+            ),
+        );
+        s.set(
+            "/a",
+            &page_html("Enrollment", &["/"], "How to enroll in classes each term."),
+        );
+        s.set(
+            "/b",
+            &page_html("Transcripts", &["/"], "Order official transcripts online."),
+        );
+        s.set(
+            "/c",
+            &page_html("Calendar", &["/"], "Academic calendar with every deadline."),
+        );
+        s
+    }
+    fn set(&self, path: &str, html: &str) {
+        self.pages.lock().unwrap().insert(path.into(), html.into());
+    }
+    /// `/a` edited, `/b` gone (still linked: it answers 404), `/d` added.
+    fn change(&self) {
+        self.set(
+            "/",
+            &page_html(
+                "Registrar",
+                &["/a", "/b", "/c", "/d"],
+                "Welcome to the registrar's office.",
+            ),
+        );
+        self.set(
+            "/a",
+            &page_html(
+                "Enrollment",
+                &["/"],
+                "Enrollment for the spring term opens on 1 March.",
+            ),
+        );
+        self.pages.lock().unwrap().remove("/b");
+        self.set(
+            "/d",
+            &page_html(
+                "Deadlines",
+                &["/"],
+                "Add and drop deadlines for full term classes.",
+            ),
+        );
+    }
+}
+
+async fn serve_site(State(site): State<Site>, uri: Uri) -> Response {
+    if uri.path() == "/d" {
+        let mut open = site.gate.subscribe();
+        let _ = open.wait_for(|o| *o).await;
+    }
+    let html = site.pages.lock().unwrap().get(uri.path()).cloned();
+    match html {
+        Some(h) => Html(h).into_response(),
+        None => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
+async fn spawn(app: axum::Router) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, task)
+}
+
+/// The job-* folders under the data dir (each run's files and its `chunks.jsonl`).
+fn job_dirs(data: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("job-"))
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn start_watch_list_and_delete_a_crawl_in_the_page() {
+async fn add_sync_inspect_edit_and_delete_a_source_in_the_page() {
     let Some(chrome) = chromium() else {
         if std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() == Ok("1") {
             panic!("chromium not found and KB_CRAWL_REQUIRE_SERVICES=1");
@@ -77,20 +249,27 @@ async fn start_watch_list_and_delete_a_crawl_in_the_page() {
         return;
     };
 
+    let site = Site::new();
+    let (site_addr, site_task) = spawn(
+        axum::Router::new()
+            .fallback(serve_site)
+            .with_state(site.clone()),
+    )
+    .await;
+    let root = format!("http://{site_addr}/");
+
+    // As examples/serve.rs builds it: documents and chunks on disk, the HTTP fetcher.
     let data = tempfile::tempdir().unwrap();
     let sink: DynSink = Arc::new(FsSink::new(data.path()).unwrap());
-    let ingestor = Arc::new(ChunkIngestor::new(Arc::clone(&sink)));
-    let state = state_with(
-        sink,
-        ingestor,
-        Arc::new(CannedSite::new(Duration::from_millis(100))),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = ui::app(state, "demo");
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let ingestor: DynIngestor = Arc::new(ChunkIngestor::new(Arc::clone(&sink)));
+    let crawler = Crawler::builder()
+        .sink(sink)
+        .ingestor(Arc::clone(&ingestor))
+        .build()
+        .unwrap();
+    let state =
+        ApiState::in_process(InProcessRunner::new(crawler), ingestor).allow_private_network(true);
+    let (addr, server) = spawn(ui::app(state, "demo")).await;
 
     let profile = tempfile::tempdir().unwrap();
     let config = BrowserConfig::builder()
@@ -98,12 +277,12 @@ async fn start_watch_list_and_delete_a_crawl_in_the_page() {
         .no_sandbox()
         .user_data_dir(profile.path())
         .viewport(Viewport {
-            width: 1100,
+            width: 1280,
             height: 900,
             device_scale_factor: Some(1.0),
             ..Viewport::default()
         })
-        .window_size(1100, 900)
+        .window_size(1280, 900)
         .args(["--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
         .build()
         .unwrap();
@@ -115,136 +294,315 @@ async fn start_watch_list_and_delete_a_crawl_in_the_page() {
     until(
         &page,
         "page loaded",
-        "document.getElementById('url') !== null",
+        "document.querySelector('#add-form [name=url]') !== null \
+         && document.getElementById('no-sources').hidden === false",
     )
     .await;
-    let title: String = js(&page, "document.querySelector('h1').textContent").await;
-    assert_eq!(title, "Website Sources");
-    let assistant: String = js(&page, "document.getElementById('assistant-id').textContent").await;
-    assert_eq!(assistant, "demo");
-
-    let url = cdp("find #url", page.find_element("#url")).await;
-    cdp("click #url", url.click()).await;
-    cdp("type url", url.type_str(ROOT)).await;
-    let depth: String = js(&page, "document.getElementById('depth').value").await;
-    let max_pages: String = js(&page, "document.getElementById('max-pages').value").await;
-    assert_eq!(
-        (depth.as_str(), max_pages.as_str()),
-        ("2", "100"),
-        "the page's defaults"
-    );
-    cdp(
-        "click start",
-        cdp("find #start", page.find_element("#start"))
-            .await
-            .click(),
-    )
-    .await;
-
-    until(
+    assert_eq!(text(&page, "h1").await, "Website Sources");
+    assert_eq!(text(&page, "#assistant-id").await, "demo");
+    // Every control has a label that points at it.
+    let unlabelled: Vec<String> = js(
         &page,
-        "progress at 100 % and COMPLETED",
-        "document.getElementById('progress').getAttribute('aria-valuenow') === '100' \
-         && document.getElementById('active-status').textContent === 'COMPLETED'",
+        "[...document.querySelectorAll('input, select, textarea')].filter((c) => \
+         !c.labels || c.labels.length === 0).map((c) => c.outerHTML)",
     )
     .await;
-    let progress: String = js(
-        &page,
-        "document.getElementById('progress-text').textContent",
-    )
-    .await;
-    let (done, total) = progress
-        .trim_end_matches(" pages")
-        .split_once(" / ")
-        .unwrap_or_else(|| panic!("progress text: {progress}"));
-    assert_eq!(done, total, "{progress}");
-    assert!(total.parse::<u32>().unwrap() >= 1, "{progress}");
-
-    until(
-        &page,
-        "job listed as COMPLETED",
-        "(() => { const r = document.querySelector('#jobs tr[data-job-id]'); \
-          return !!r && r.querySelector('.pill').textContent === 'COMPLETED'; })()",
-    )
-    .await;
-    let job: String = js(
-        &page,
-        "document.querySelector('#jobs tr[data-job-id]').dataset.jobId",
-    )
-    .await;
-    let listed_url: String = js(
-        &page,
-        "document.querySelector('#jobs tr[data-job-id] .url').textContent",
-    )
-    .await;
-    assert_eq!(listed_url, ROOT);
-    let pages: String = js(
-        &page,
-        "document.querySelector('#jobs tr[data-job-id] .pages').textContent",
-    )
-    .await;
-    assert_eq!(pages, done, "the list shows the page count");
-    let job_dir = data.path().join(&job);
     assert!(
-        job_dir.join(CHUNKS_FILE).is_file(),
+        unlabelled.is_empty(),
+        "controls without a label: {unlabelled:?}"
+    );
+
+    // An API error shows next to the field it names.
+    let url = cdp("find url", page.find_element("#add-form [name=url]")).await;
+    cdp("click url", url.click()).await;
+    cdp("type url", url.type_str(&root)).await;
+    set_value(&page, "#add-form [name=maxPages]", "9999").await;
+    cdp("press Enter", url.press_key("Enter")).await;
+    until(
+        &page,
+        "maxPages error under its field",
+        "document.querySelector('#add-form [data-error=maxPages]').textContent.startsWith('maxPages') \
+         && document.querySelector('#add-form [name=maxPages]').getAttribute('aria-invalid') === 'true'",
+    )
+    .await;
+    assert_eq!(
+        js::<usize>(&page, "document.querySelectorAll('li.source').length").await,
+        0,
+        "a refused source is not listed"
+    );
+    set_value(&page, "#add-form [name=maxPages]", "100").await;
+    cdp("press Enter", url.press_key("Enter")).await;
+
+    // The first sync: every page added.
+    until(
+        &page,
+        "first sync completed",
+        "(() => { const p = document.querySelector('li.source .last-sync .pill'); \
+          return !!p && p.textContent === 'COMPLETED'; })()",
+    )
+    .await;
+    assert!(
+        js::<String>(
+            &page,
+            "document.querySelector('[data-error=maxPages]').textContent"
+        )
+        .await
+        .is_empty(),
+        "the field's error is cleared once the form is accepted"
+    );
+    assert_eq!(
+        text(&page, "li.source .url").await,
+        root,
+        "the row shows the URL"
+    );
+    assert_eq!(text(&page, "li.source .last-sync .diff").await, "+4 ~0 −0");
+    assert_eq!(
+        text(&page, "li.source .schedule").await,
+        "Manual (Sync now)"
+    );
+    assert_eq!(text(&page, "li.source .next-sync").await, "—");
+    assert_eq!(
+        job_dirs(data.path()).len(),
+        1,
+        "the source's documents live under its first run"
+    );
+    let docs_dir = job_dirs(data.path()).remove(0);
+    assert!(
+        docs_dir.join(CHUNKS_FILE).is_file(),
         "the chunk ingestor ran"
     );
 
-    // The bar animates its width: let it reach the end before the screenshot.
+    // The site changes; Sync now; the run is held on /d while the page shows its progress.
+    site.change();
+    site.gate.send_replace(false);
     until(
         &page,
-        "bar drawn full",
-        "document.getElementById('progress').getBoundingClientRect().width + 1 >= \
-         document.getElementById('bar').getBoundingClientRect().width",
+        "Sync now enabled",
+        "!document.querySelector('li.source button.sync').disabled",
     )
     .await;
-    let shot = screenshot_path();
-    std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
+    click(&page, "li.source button.sync").await;
+    until(
+        &page,
+        "progress bar shown while the run goes",
+        "(() => { const r = document.querySelector('li.source .run'); \
+          const b = r.querySelector('[role=progressbar]'); \
+          return !r.hidden && r.textContent.startsWith('Syncing') \
+            && Number(b.getAttribute('aria-valuenow')) < 100 \
+            && document.querySelector('li.source .last-sync .pill').textContent === 'RUNNING'; })()",
+    )
+    .await;
+    assert!(
+        js::<bool>(
+            &page,
+            "document.querySelector('li.source button.sync').disabled"
+        )
+        .await,
+        "no second Sync now while the run goes"
+    );
+    site.gate.send_replace(true);
+    until(
+        &page,
+        "second sync completed",
+        "(() => { const p = document.querySelector('li.source .last-sync .pill'); \
+          return p.textContent === 'COMPLETED' \
+            && document.querySelector('li.source button.sync').textContent === 'Sync now'; })()",
+    )
+    .await;
+    assert_eq!(text(&page, "li.source .last-sync .diff").await, "+1 ~1 −1");
+
+    // The run history, newest first, and the pages the run changed.
+    click(&page, "li.source button.history-toggle").await;
+    until(
+        &page,
+        "two runs in the history",
+        "document.querySelectorAll('li.source .history tr[data-job-id]').length === 2",
+    )
+    .await;
+    assert_eq!(
+        text(
+            &page,
+            "li.source .history tbody tr:first-child .run-diff .diff"
+        )
+        .await,
+        "+1 ~1 −1"
+    );
+    assert_eq!(
+        text(
+            &page,
+            "li.source .history tbody tr:last-child .run-diff .diff"
+        )
+        .await,
+        "+4 ~0 −0"
+    );
+    click(
+        &page,
+        "li.source .history tbody tr:first-child button.show-changes",
+    )
+    .await;
+    until(
+        &page,
+        "the run's pages listed",
+        "document.querySelectorAll('li.source .history li[data-change]').length === 3",
+    )
+    .await;
+    let changes: Vec<(String, String)> = js(
+        &page,
+        "[...document.querySelectorAll('li.source .history li[data-change]')].map((l) => \
+         [l.dataset.change, l.querySelector('.page-url').textContent])",
+    )
+    .await;
+    assert_eq!(
+        changes,
+        vec![
+            ("removed".to_owned(), format!("{root}b")),
+            ("changed".to_owned(), format!("{root}a")),
+            ("added".to_owned(), format!("{root}d")),
+        ],
+        "removed first, then changed, then added"
+    );
+
+    let cut = clipped(&page).await;
+    assert!(cut.is_empty(), "clipped at 1280 px: {cut:?}");
+    // The bar animates its width: let any transition end before the screenshot.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let wide = screenshot_path(1280);
+    std::fs::create_dir_all(wide.parent().unwrap()).unwrap();
     cdp(
-        "screenshot",
-        page.save_screenshot(ScreenshotParams::builder().full_page(true).build(), &shot),
+        "screenshot 1280",
+        page.save_screenshot(ScreenshotParams::builder().full_page(true).build(), &wide),
     )
     .await;
 
-    // Delete asks for a confirmation click.
-    let del = cdp(
-        "find delete",
-        page.find_element("#jobs tr[data-job-id] button.delete"),
+    // 375 px wide: nothing scrolls sideways, nothing is clipped, with the edit form open.
+    cdp(
+        "375 px",
+        page.execute(SetDeviceMetricsOverrideParams::new(375, 812, 1.0, false)),
     )
     .await;
-    cdp("click delete", del.click()).await;
+    until(&page, "375 px applied", "window.innerWidth === 375").await;
+    click(&page, "li.source button.edit").await;
     until(
         &page,
-        "confirm state",
-        "document.querySelector('button.delete').textContent === 'Confirm delete'",
+        "edit form open",
+        "!document.querySelector('li.source .edit-form').hidden",
     )
     .await;
-    cdp("click confirm", del.click()).await;
+    let (scroll, inner): (f64, f64) = js(
+        &page,
+        "[document.scrollingElement.scrollWidth, window.innerWidth]",
+    )
+    .await;
+    assert!(
+        scroll <= inner,
+        "scrolls sideways at 375 px: {scroll} > {inner}"
+    );
+    let cut = clipped(&page).await;
+    assert!(cut.is_empty(), "clipped at 375 px: {cut:?}");
+    let narrow = screenshot_path(375);
+    cdp(
+        "screenshot 375",
+        page.save_screenshot(ScreenshotParams::builder().full_page(true).build(), &narrow),
+    )
+    .await;
+    // The full-page screenshot resets the metrics: back to 375 px for the rest.
+    cdp(
+        "375 px again",
+        page.execute(SetDeviceMetricsOverrideParams::new(375, 812, 1.0, false)),
+    )
+    .await;
+
+    // Edit the schedule: a bad cron expression is refused under its field, then a good one.
+    set_value(&page, "li.source .edit-form [name=schedule]", "cron").await;
+    assert!(
+        !js::<bool>(
+            &page,
+            "document.querySelector('li.source .edit-form [name=cron]').closest('[data-when]').hidden"
+        )
+        .await,
+        "the cron field shows for a custom schedule"
+    );
+    set_value(&page, "li.source .edit-form [name=cron]", "61 * * * *").await;
+    set_value(
+        &page,
+        "li.source .edit-form [name=timeZone]",
+        "America/Boise",
+    )
+    .await;
+    click(&page, "li.source .edit-form button.save").await;
     until(
         &page,
-        "job gone from the list",
-        "document.querySelector('#jobs tr[data-job-id]') === null \
-         && document.querySelector('#jobs .empty') !== null",
+        "cron error under the cron field",
+        "document.querySelector('li.source .edit-form [data-error=\"schedule.cron\"]') \
+         .textContent.startsWith('schedule.cron')",
     )
     .await;
-    assert!(!job_dir.exists(), "the job's files and chunks are gone");
-    let leftovers: Vec<_> = std::fs::read_dir(data.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n.to_string_lossy().starts_with("job-"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-    let status = reqwest_free_get(addr, &format!("/assistants/demo/crawl/{job}")).await;
+    assert_eq!(
+        text(&page, "li.source .schedule").await,
+        "Manual (Sync now)"
+    );
+    set_value(&page, "li.source .edit-form [name=cron]", "0 6 * * 1").await;
+    click(&page, "li.source .edit-form button.save").await;
+    until(
+        &page,
+        "schedule shown in the row",
+        "document.querySelector('li.source .schedule').textContent === 'Cron 0 6 * * 1 (America/Boise)' \
+         && document.querySelector('li.source .edit-form').hidden",
+    )
+    .await;
+    assert_ne!(
+        text(&page, "li.source .next-sync").await,
+        "—",
+        "a scheduled source shows its next sync"
+    );
+
+    // Delete asks first; Cancel keeps the source, confirming removes it and its files.
+    click(&page, "li.source button.delete").await;
+    until(
+        &page,
+        "confirmation shown",
+        "!document.querySelector('li.source .confirm-box').hidden",
+    )
+    .await;
+    assert_eq!(
+        js::<usize>(&page, "document.querySelectorAll('li.source').length").await,
+        1,
+        "nothing is deleted before the confirmation"
+    );
+    let source_id: String = js(
+        &page,
+        "document.querySelector('li.source').dataset.sourceId",
+    )
+    .await;
+    click(&page, "li.source button.confirm-delete").await;
+    until(
+        &page,
+        "source gone from the list",
+        "document.querySelector('li.source') === null \
+         && document.getElementById('no-sources').hidden === false",
+    )
+    .await;
+    assert!(
+        !docs_dir.exists(),
+        "the source's documents and chunks are gone"
+    );
+    assert!(
+        job_dirs(data.path()).is_empty(),
+        "{:?}",
+        job_dirs(data.path())
+    );
+    let status = raw_get(addr, &format!("/assistants/demo/sources/{source_id}")).await;
     assert_eq!(status, 404);
 
     let _ = cdp("close", browser.close()).await;
     let _ = browser.wait().await;
     events.abort();
     server.abort();
+    site_task.abort();
 }
 
 /// The status of a GET over a raw HTTP/1.1 exchange (no client crate needed).
-async fn reqwest_free_get(addr: std::net::SocketAddr, path: &str) -> u16 {
+async fn raw_get(addr: SocketAddr, path: &str) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     s.write_all(
