@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Local S3/DynamoDB/Step Functions stand-in (moto in server mode) for the AWS backend tests.
+# Local S3/DynamoDB/Step Functions/S3 Vectors/SSM stand-in (moto in server mode) for the AWS backend
+# tests (S3 Vectors is in moto itself; the ssm extra brings what SSM needs).
 #
 #   scripts/moto.sh start   install moto into .venv/moto if missing, start it, wait until ready
 #   scripts/moto.sh stop    stop the server started by `start` (by PID)
@@ -15,7 +16,7 @@ PID_FILE="$TMP/moto.pid"
 LOG_FILE="$TMP/moto.log"
 PORT="${MOTO_PORT:-5000}"
 URL="http://127.0.0.1:$PORT"
-MOTO_SPEC='moto[s3,dynamodb,stepfunctions,server]==5.2.5'
+MOTO_SPEC='moto[s3,dynamodb,stepfunctions,ssm,server]==5.2.5'
 
 die() { echo "moto.sh: $*" >&2; exit 1; }
 

@@ -8,6 +8,8 @@
 //! - [`api`] (feature `aws-lambda-api`): the whole job API (crawl-api's router) as a Lambda
 //!   behind an API Gateway HTTP API.
 //! - [`sfn`] (feature `aws-sfn`): the Step Functions state machine of the serverless crawl.
+//! - [`kb`] (features `agentcore`, `bedrock-kb`): knowledge-base targets, the host's document
+//!   contract and Amazon Bedrock Knowledge Bases.
 //!
 //! Every backend is shared across processes ([`crawl_core::Capabilities::SHARED`]), so a
 //! crawl can be spread over many Lambda invocations. Builders take an endpoint override for
@@ -19,6 +21,8 @@ pub mod api;
 mod config;
 #[cfg(any(feature = "aws-s3", feature = "aws-dynamodb"))]
 mod error;
+#[cfg(any(feature = "agentcore", feature = "bedrock-kb"))]
+pub mod kb;
 #[cfg(feature = "aws-lambda")]
 pub mod lambda;
 #[cfg(feature = "aws-s3")]

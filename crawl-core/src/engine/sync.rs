@@ -361,6 +361,8 @@ pub async fn finalise_run(
                             sink.replace(&stored, &doc).await?;
                             p.change = Some(PageChange::Changed);
                             diff.counts.changed += 1;
+                            // The upsert carries the new version's hash, not the stored one.
+                            p.content_hash = hash.clone();
                             diff.upserts.push(stored_of(p));
                         }
                         p.content_hash = hash;
