@@ -158,8 +158,8 @@ fn generated_site(dir: &Path) {
         l
     };
     page("/", "Home", sections.clone());
-    for a in 0..8 {
-        page(&sections[a], &format!("Section {a}"), nav(a));
+    for (a, section) in sections.iter().enumerate() {
+        page(section, &format!("Section {a}"), nav(a));
         for b in 0..8 {
             let mut l = nav(a);
             l.extend(leaves(a, b));
