@@ -1,59 +1,123 @@
-//! What a serverless crawl costs on AWS (us-east-1 list prices, arm64 Lambda), next to the
-//! feature request's estimate. Run: `cargo run -p crawl-aws --example cost`.
+//! What a serverless crawl costs on AWS, priced from counted calls: the AWS requests, Lambda
+//! run times and Step Functions transitions that `tests/sfn_cost.rs` counted for the fixture
+//! site and generated 50-, 200- and 500-page sites (first crawl and unchanged re-sync),
+//! stored in `crawl-aws/docs/calls.json`, times the list prices below, next to the feature
+//! request's estimate. Run: `cargo run -p crawl-aws --example cost`
+//! (optionally `-- CONCURRENCY RATE`: scrape workers at once on one host, and its requests
+//! per second; 2 and 2 by default).
 //!
-//! Per-page figures are the ones measured by `tests/sfn_e2e.rs` (printed as `MEASURED:`);
-//! override with `cost -- SCRAPE_MS MEMORY_MB CONCURRENCY`.
+//! Regenerate the counts: `KB_CRAWL_BLESS=1 cargo test -p crawl-aws --all-features --test
+//! sfn_cost -- --nocapture` (moto needed, see scripts/moto.sh).
 
-/// Lambda, arm64: USD per GB-second, and per request.
-const LAMBDA_GB_S: f64 = 0.000_013_333_4;
-const LAMBDA_REQ: f64 = 0.20 / 1e6;
-/// Step Functions Standard: USD per state transition.
-const SFN_TRANSITION: f64 = 0.025 / 1000.0;
-/// S3 Standard: PUT and GET requests.
-const S3_PUT: f64 = 0.005 / 1000.0;
-const S3_GET: f64 = 0.0004 / 1000.0;
-/// DynamoDB on demand: write and read request units.
-const DDB_WRITE: f64 = 0.625 / 1e6;
-const DDB_READ: f64 = 0.125 / 1e6;
+use serde_json::Value;
 
-/// Measured on the fixture site (tests/sfn_e2e.rs, debug build, moto on 127.0.0.1): mean
-/// scrape-handler time per page, and the plan / init / finalise runs.
-const SCRAPE_MS: f64 = 187.0;
-const PLAN_MS_PER_PAGE: f64 = 227.0 * 4.0 / 18.0;
-const FIXED_MS: f64 = 106.0 + 297.0;
-/// Requests per page (see docs/cost.md for the count).
-const S3_PUTS_PER_PAGE: f64 = 5.0;
-const S3_GETS_PER_PAGE: f64 = 5.0;
-const DDB_WRITES_PER_PAGE: f64 = 45.0;
-const DDB_READS_PER_PAGE: f64 = 4.0;
-/// State transitions per page (child execution start, task, end) and per level.
-const TRANSITIONS_PER_PAGE: f64 = 3.0;
-const TRANSITIONS_PER_LEVEL: f64 = 4.0;
-
-struct Model {
-    scrape_ms: f64,
-    memory_mb: f64,
-    concurrency: f64,
-    rate: f64,
+/// List prices, us-east-1, in USD, as on the AWS pricing pages (lambda, step-functions, s3,
+/// dynamodb) on 2026-12-01; no free tier.
+mod price {
+    /// The date of these prices.
+    pub(super) const AS_OF: &str = "2026-12-01";
+    /// Lambda arm64, per GB-second.
+    pub(super) const LAMBDA_GB_S: f64 = 0.000_013_333_4;
+    /// Lambda, per request.
+    pub(super) const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
+    /// Step Functions Standard, per state transition.
+    pub(super) const SFN_TRANSITION: f64 = 0.025 / 1e3;
+    /// Step Functions Express, per request (execution started).
+    pub(super) const EXPRESS_REQUEST: f64 = 1.00 / 1e6;
+    /// Step Functions Express, per GB-second (first tier; billed in 64 MB, 100 ms steps).
+    pub(super) const EXPRESS_GB_S: f64 = 0.000_016_67;
+    /// S3 Standard PUT, COPY, POST, LIST requests.
+    pub(super) const S3_PUT: f64 = 0.005 / 1e3;
+    /// S3 Standard GET and other requests.
+    pub(super) const S3_GET: f64 = 0.0004 / 1e3;
+    /// DynamoDB on demand, per write request unit.
+    pub(super) const DDB_WRITE: f64 = 0.625 / 1e6;
+    /// DynamoDB on demand, per read request unit.
+    pub(super) const DDB_READ: f64 = 0.125 / 1e6;
 }
 
-impl Model {
-    /// Billed seconds per page: the work, or the wait for the host's next slot when more
-    /// workers run than the host's rate can feed (each worker then sleeps, billed).
-    fn page_seconds(&self) -> f64 {
-        (self.scrape_ms / 1000.0).max(self.concurrency / self.rate)
-    }
+/// Work of one scrape without waiting for the host's slot: the mean measured by
+/// tests/sfn_e2e.rs (`MEASURED: scrape`, no rate limit, debug build, moto on 127.0.0.1).
+/// The counted runs' scrape times include the limiter's waits at their test rate, so they
+/// are not used for the scrape line.
+const SCRAPE_WORK_S: f64 = 0.187;
 
-    fn cost(&self, pages: f64, levels: f64) -> (f64, f64, f64, f64, f64) {
-        let gb = self.memory_mb / 1024.0;
-        let lambda = pages * self.page_seconds() * gb * LAMBDA_GB_S
-            + (pages * PLAN_MS_PER_PAGE + FIXED_MS) / 1000.0 * 0.5 * LAMBDA_GB_S
-            + (pages + levels + 2.0) * LAMBDA_REQ;
-        let sfn =
-            (pages * TRANSITIONS_PER_PAGE + levels * TRANSITIONS_PER_LEVEL + 4.0) * SFN_TRANSITION;
-        let s3 = pages * (S3_PUTS_PER_PAGE * S3_PUT + S3_GETS_PER_PAGE * S3_GET);
-        let ddb = pages * (DDB_WRITES_PER_PAGE * DDB_WRITE + DDB_READS_PER_PAGE * DDB_READ);
-        (lambda, sfn, s3, ddb, lambda + sfn + s3 + ddb)
+/// The counts, as the test wrote them.
+const CALLS: &str = include_str!("../docs/calls.json");
+
+/// Memory of each handler in crawl-aws/deploy/template.yaml (MB); scrape is the
+/// `ScrapeMemoryMb` parameter's default.
+fn memory_mb(handler: &str) -> f64 {
+    match handler {
+        "plan" | "finalise" => 512.0,
+        "mark-failed" => 128.0,
+        _ => 256.0,
+    }
+}
+
+/// The feature request's estimate for a crawl of this many pages.
+fn estimate(pages: u64) -> Option<f64> {
+    match pages {
+        50 => Some(0.15),
+        200 => Some(0.50),
+        500 => Some(1.20),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Default)]
+struct Bill {
+    lambda: f64,
+    sfn: f64,
+    s3: f64,
+    dynamodb: f64,
+}
+
+impl Bill {
+    fn total(&self) -> f64 {
+        self.lambda + self.sfn + self.s3 + self.dynamodb
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// Prices one counted run. A scrape is billed `max(work, concurrency / rate)` seconds per
+/// page: that many workers share one host's rate, so each waits (billed) for its slot.
+fn price_run(run: &Value, concurrency: f64, rate: f64) -> Bill {
+    let calls = &run["calls"];
+    let ops = &calls["ops"];
+    let op = |k: &str| f(&ops[k]);
+    let mut lambda = 0.0;
+    if let Some(handlers) = calls["lambda"].as_object() {
+        for (name, l) in handlers {
+            let secs = if name == "scrape" {
+                f(&run["pages_total"]) * SCRAPE_WORK_S.max(concurrency / rate)
+            } else {
+                f(&l["ms"]) / 1000.0
+            };
+            lambda += secs * memory_mb(name) / 1024.0 * price::LAMBDA_GB_S
+                + f(&l["invocations"]) * price::LAMBDA_REQUEST;
+        }
+    }
+    let express_gb_s = f(&run["express_ms"]) / 1000.0 * (64.0 / 1024.0);
+    let sfn = f(&run["sfn_transitions"]) * price::SFN_TRANSITION
+        + f(&run["express_requests"]) * price::EXPRESS_REQUEST
+        + express_gb_s * price::EXPRESS_GB_S;
+    let put_tier = ["PutObject", "CopyObject", "DeleteObjects", "ListObjectsV2"]
+        .iter()
+        .map(|o| op(&format!("s3 {o}")))
+        .sum::<f64>();
+    let get_tier = op("s3 GetObject") + op("s3 HeadObject");
+    let s3 = put_tier * price::S3_PUT + get_tier * price::S3_GET;
+    let dynamodb = f(&calls["dynamodb_write_units"]) * price::DDB_WRITE
+        + f(&calls["dynamodb_read_units"]) * price::DDB_READ;
+    Bill {
+        lambda,
+        sfn,
+        s3,
+        dynamodb,
     }
 }
 
@@ -62,53 +126,43 @@ fn main() {
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
-    let arg = |i: usize, d: f64| args.get(i).copied().unwrap_or(d);
-    let rust = Model {
-        scrape_ms: arg(0, SCRAPE_MS),
-        memory_mb: arg(1, 256.0),
-        concurrency: arg(2, 2.0),
-        rate: 2.0,
-    };
-    // The feature request's design: a 3 GB Lambda starting Chromium for every page
-    // (≈ 4 s a page: cold browser start, render, network idle).
-    let chromium = Model {
-        scrape_ms: 4000.0,
-        memory_mb: 3072.0,
-        concurrency: 2.0,
-        rate: 2.0,
+    let concurrency = args.first().copied().unwrap_or(2.0);
+    let rate = args.get(1).copied().unwrap_or(2.0);
+    let counted: Value = match serde_json::from_str(CALLS) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("crawl-aws/docs/calls.json: {e}");
+            std::process::exit(1);
+        }
     };
     println!(
-        "HTTP-first Rust worker: {:.0} ms/page, {} MB, {} concurrent, {} req/s per host",
-        rust.scrape_ms, rust.memory_mb, rust.concurrency, rust.rate
+        "Priced from counted calls ({}), list prices us-east-1 of {}; scrape billed at least \
+         {concurrency} workers / {rate} req/s per page.",
+        counted["measured_by"].as_str().unwrap_or("?"),
+        price::AS_OF
     );
     println!(
-        "{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10}",
-        "pages", "lambda", "sfn", "s3", "dynamodb", "total", "chromium", "request"
+        "{:<10} {:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "site", "run", "pages", "lambda", "sfn", "s3", "dynamodb", "total", "request"
     );
-    for (pages, estimate) in [(50.0, 0.15), (200.0, 0.50), (500.0, 1.20)] {
-        let levels = 4.0;
-        let (l, s, s3, d, t) = rust.cost(pages, levels);
-        let (.., tc) = chromium.cost(pages, levels);
+    for run in counted["runs"].as_array().into_iter().flatten() {
+        let b = price_run(run, concurrency, rate);
+        let pages = run["pages_total"].as_u64().unwrap_or(0);
+        let est = match estimate(pages) {
+            Some(e) if run["site"] == "generated" => format!("{e:.2}"),
+            _ => "-".into(),
+        };
         println!(
-            "{pages:>6} {l:>10.5} {s:>10.5} {s3:>10.5} {d:>10.5} {t:>10.4} {tc:>12.4} {estimate:>10.2}"
+            "{:<10} {:<7} {:>6} {:>9.5} {:>9.5} {:>9.5} {:>9.5} {:>9.4} {:>9}",
+            run["site"].as_str().unwrap_or("?"),
+            run["kind"].as_str().unwrap_or("?"),
+            pages,
+            b.lambda,
+            b.sfn,
+            b.s3,
+            b.dynamodb,
+            b.total(),
+            est
         );
     }
-    let (l, .., t) = rust.cost(500.0, 4.0);
-    let (lc, .., tc) = chromium.cost(500.0, 4.0);
-    println!(
-        "500 pages: Chromium-per-page costs {:.1}x in total, {:.0}x in Lambda compute \
-         ({lc:.4} vs {l:.4} USD)",
-        tc / t,
-        lc / l
-    );
-    let wide = Model {
-        concurrency: 50.0,
-        ..rust
-    };
-    let (.., tw) = wide.cost(500.0, 4.0);
-    println!(
-        "500 pages with MaxConcurrency 50 on one host at 2 req/s: {tw:.4} USD \
-         (workers sleep {:.0} s each for their slot)",
-        wide.page_seconds()
-    );
 }

@@ -48,6 +48,8 @@ const CLAIM_CONCURRENCY: usize = 16;
 const CHUNK: usize = 64;
 /// Batch calls in flight at once once the budget is spent.
 const BATCH_CONCURRENCY: usize = 4;
+/// Records reserved per transaction (DynamoDB allows 100 items; one is the budget).
+const RESERVE_BATCH: usize = 99;
 
 /// What [`LevelLedger::admit_level`] decided for a level.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -58,6 +60,10 @@ pub(crate) struct LevelAdmission {
     /// Candidates claimed for this level but not admitted, by reason (`max_pages` for
     /// those over the page budget).
     pub(crate) excluded: BTreeMap<String, u64>,
+    /// The candidates this run claimed with a conditional put (admitted or not; a re-run
+    /// past the budget claims by reading and lists fewer): a later level can leave them out
+    /// before writing anything.
+    pub(crate) claimed: Vec<String>,
 }
 
 /// Admissions and page counts of the serverless crawl over the dedup and job tables: each
@@ -252,8 +258,8 @@ impl LevelLedger {
             .await
     }
 
-    /// Whether the job's page budget is spent (`pages_total >= max_pages`).
-    async fn budget_spent(&self, job: &JobId) -> Result<bool> {
+    /// The job's `pages_total` and `max_pages` (`u64::MAX` when it has none).
+    async fn budget(&self, job: &JobId) -> Result<(u64, u64)> {
         let out = self
             .client
             .get_item()
@@ -267,8 +273,10 @@ impl LevelLedger {
             .await
             .map_err(|e| self.sdk_err("GetItem", e))?;
         let item = out.item().cloned().unwrap_or_default();
-        let total: u64 = get_n(&item, JOB_TOTAL).unwrap_or(0);
-        Ok(get_n::<u64>(&item, JOB_MAX_PAGES).is_some_and(|max| total >= max))
+        Ok((
+            get_n(&item, JOB_TOTAL).unwrap_or(0),
+            get_n(&item, JOB_MAX_PAGES).unwrap_or(u64::MAX),
+        ))
     }
 
     /// Claims keys for `level` once the budget is spent: records are read in batches of
@@ -356,44 +364,89 @@ impl LevelLedger {
         }
     }
 
-    /// Reserves a page of the job's budget for a claimed record, in one transaction with
-    /// the record's flag. `Ok(true)` when the record is reserved (now or before),
-    /// `Ok(false)` when the budget is spent.
-    async fn reserve(&self, job: &JobId, key: &str, level: u32) -> Result<bool> {
-        let flag = Update::builder()
-            .table_name(&self.dedup_table)
-            .key(DEDUP_PK, s(job.as_str()))
-            .key(DEDUP_SK, s(sort_key(key)))
-            .update_expression("SET #res = :t")
-            .condition_expression("#lvl = :lvl AND #res = :f")
-            .expression_attribute_names("#res", RESERVED)
-            .expression_attribute_names("#lvl", LEVEL)
-            .expression_attribute_values(":t", AttributeValue::Bool(true))
-            .expression_attribute_values(":f", AttributeValue::Bool(false))
-            .expression_attribute_values(":lvl", n(level))
-            .build();
-        let flag = self.built(flag)?;
-        let budget = Update::builder()
-            .table_name(&self.jobs_table)
-            .key(JOB_PK, s(job.as_str()))
-            .update_expression("ADD #t :one")
-            .condition_expression("attribute_exists(#pk) AND #t < #max")
-            .expression_attribute_names("#pk", JOB_PK)
-            .expression_attribute_names("#t", JOB_TOTAL)
-            .expression_attribute_names("#max", JOB_MAX_PAGES)
-            .expression_attribute_values(":one", n(1))
-            .build();
-        let budget = self.built(budget)?;
-        let items = vec![
-            TransactWriteItem::builder().update(flag).build(),
-            TransactWriteItem::builder().update(budget).build(),
-        ];
-        match self.transact(items).await? {
-            None => Ok(true),
-            // The flag was already set: an earlier run reserved this page.
-            Some(codes) if is_ccf(codes.first().and_then(|c| c.as_deref())) => Ok(true),
-            Some(_) => Ok(false),
+    /// Reserves pages of the job's budget for claimed, unreserved records of `level`, in
+    /// order: transactions of up to [`RESERVE_BATCH`] records' flags and one budget update
+    /// (`pages_total += k` if it stays within `max_pages`), so a page costs its flag's two
+    /// write units, not a transaction of its own. Returns how many of `keys` (a prefix) are
+    /// reserved now; `budget` is the job's (`pages_total`, `max_pages`), kept current.
+    async fn reserve_many(
+        &self,
+        job: &JobId,
+        level: u32,
+        keys: &[String],
+        budget: &mut (u64, u64),
+    ) -> Result<usize> {
+        let mut done = 0;
+        while done < keys.len() {
+            let room = usize::try_from(budget.1.saturating_sub(budget.0)).unwrap_or(usize::MAX);
+            let k = (keys.len() - done).min(RESERVE_BATCH).min(room);
+            if k == 0 {
+                break;
+            }
+            let mut items = Vec::with_capacity(k + 1);
+            for key in &keys[done..done + k] {
+                let flag = Update::builder()
+                    .table_name(&self.dedup_table)
+                    .key(DEDUP_PK, s(job.as_str()))
+                    .key(DEDUP_SK, s(sort_key(key)))
+                    .update_expression("SET #res = :t")
+                    .condition_expression("#lvl = :lvl AND #res = :f")
+                    .expression_attribute_names("#res", RESERVED)
+                    .expression_attribute_names("#lvl", LEVEL)
+                    .expression_attribute_values(":t", AttributeValue::Bool(true))
+                    .expression_attribute_values(":f", AttributeValue::Bool(false))
+                    .expression_attribute_values(":lvl", n(level))
+                    .build();
+                items.push(
+                    TransactWriteItem::builder()
+                        .update(self.built(flag)?)
+                        .build(),
+                );
+            }
+            let limit = budget.1.saturating_sub(k as u64);
+            let add = Update::builder()
+                .table_name(&self.jobs_table)
+                .key(JOB_PK, s(job.as_str()))
+                .update_expression("ADD #t :k")
+                .condition_expression("attribute_exists(#pk) AND #t <= :limit")
+                .expression_attribute_names("#pk", JOB_PK)
+                .expression_attribute_names("#t", JOB_TOTAL)
+                .expression_attribute_values(":k", n(k))
+                .expression_attribute_values(":limit", n(limit))
+                .build();
+            items.push(
+                TransactWriteItem::builder()
+                    .update(self.built(add)?)
+                    .build(),
+            );
+            match self.transact(items).await? {
+                None => {
+                    budget.0 += k as u64;
+                    done += k;
+                }
+                // The budget moved under us (another writer): read it again and retry.
+                Some(codes) if codes.last().is_some_and(|c| is_ccf(c.as_deref())) => {
+                    let now = self.budget(job).await?;
+                    if now == *budget {
+                        return Err(Error::new(
+                            ErrorKind::NotFound,
+                            format!("no job {job} to reserve pages on"),
+                        )
+                        .with_backend(self.name.clone()));
+                    }
+                    *budget = now;
+                }
+                Some(codes) => {
+                    return Err(Error::new(
+                        ErrorKind::Storage,
+                        format!("reservation flags changed under the plan step: {codes:?}"),
+                    )
+                    .with_temporary(true)
+                    .with_backend(self.name.clone()))
+                }
+            }
         }
+        Ok(done)
     }
 
     /// Admits `candidates` (all at depth `level`) for `level`: claims each new URL, then in
@@ -418,7 +471,8 @@ impl LevelLedger {
             ..LevelAdmission::default()
         };
         out.excluded.retain(|_, n| *n > 0);
-        let mut spent = self.budget_spent(job).await?;
+        let mut budget = self.budget(job).await?;
+        let mut spent = budget.0 >= budget.1;
         let mut rest = candidates.into_iter().peekable();
         while rest.peek().is_some() {
             // While pages can still be reserved, claim a chunk one conditional put per URL;
@@ -432,20 +486,50 @@ impl LevelLedger {
             let claims = if spent {
                 self.claim_spent(job, level, keys).await?
             } else {
-                self.claim_each(job, level, keys).await?
+                let claims = self.claim_each(job, level, keys).await?;
+                out.claimed.extend(
+                    chunk
+                        .iter()
+                        .zip(&claims)
+                        .filter(|(_, c)| matches!(c, Claim::Ours { .. }))
+                        .map(|(c, _)| c.key.clone()),
+                );
+                claims
             };
+            // The chunk's claimed, unreserved, not excluded records get their pages in one go
+            // (in order, as many as the budget has left).
+            let waiting: Vec<String> = chunk
+                .iter()
+                .zip(&claims)
+                .filter(|(c, claim)| {
+                    c.excluded.is_none() && **claim == Claim::Ours { reserved: false }
+                })
+                .map(|(c, _)| c.key.clone())
+                .collect();
+            let granted = if spent {
+                0
+            } else {
+                self.reserve_many(job, level, &waiting, &mut budget).await?
+            };
+            let mut waited = 0;
             for (c, claim) in chunk.into_iter().zip(claims) {
                 let Claim::Ours { reserved } = claim else {
                     continue;
                 };
                 let reason = if let Some(r) = c.excluded {
                     Some(r)
-                } else if reserved || (!spent && self.reserve(job, &c.key, level).await?) {
+                } else if reserved {
                     out.admitted.push(c.entry);
                     None
                 } else {
-                    spent = true;
-                    Some("max_pages".to_owned())
+                    waited += 1;
+                    if waited <= granted {
+                        out.admitted.push(c.entry);
+                        None
+                    } else {
+                        spent = true;
+                        Some("max_pages".to_owned())
+                    }
                 };
                 if let Some(r) = reason {
                     *out.excluded.entry(r).or_default() += 1;
@@ -502,42 +586,67 @@ impl LevelLedger {
         }
     }
 
-    /// Counts one page of a level once: the page-done marker `marker` and the job's
-    /// counters change in one transaction. `Ok(false)` when the page was counted before
-    /// (or the job has no reservation left to count it against, which the job store's
-    /// contract drops).
-    pub(crate) async fn record_page_once(
+    /// Counts the pages of a level once: their outcomes are added to the job's counters in
+    /// one transaction with the level's counted-once marker, so a page costs no write of its
+    /// own and a re-run of the plan step counts nothing twice. `Ok(false)` when the level was
+    /// counted before (or has no pages).
+    pub(crate) async fn record_level_once(
         &self,
         job: &JobId,
-        marker: &str,
-        outcome: &PageOutcome,
+        level: u32,
+        outcomes: &[PageOutcome],
     ) -> Result<bool> {
-        let mark = self.dedup_put(job, marker, &[])?;
-        let count = Update::builder()
+        if outcomes.is_empty() {
+            return Ok(false);
+        }
+        let stored = outcomes
+            .iter()
+            .filter(|o| matches!(o, PageOutcome::Stored))
+            .count();
+        let mut skipped: BTreeMap<&str, u64> = BTreeMap::new();
+        for o in outcomes {
+            if let PageOutcome::Skipped(r) = o {
+                *skipped.entry(r.as_str()).or_default() += 1;
+            }
+        }
+        let mark = self.dedup_put(job, &format!("\u{1}level-done\u{1}{level}"), &[])?;
+        let mut count = Update::builder()
             .table_name(&self.jobs_table)
             .key(JOB_PK, s(job.as_str()))
-            .condition_expression("attribute_exists(#pk) AND #p < #t")
+            .condition_expression("attribute_exists(#pk)")
             .expression_attribute_names("#pk", JOB_PK)
             .expression_attribute_names("#p", JOB_PROCESSED)
-            .expression_attribute_names("#t", JOB_TOTAL)
-            .expression_attribute_values(":one", n(1));
-        let count = match outcome {
-            PageOutcome::Stored => count
-                .update_expression("ADD #p :one, #s :one")
-                .expression_attribute_names("#s", JOB_STORED),
-            PageOutcome::Skipped(reason) => count
-                .update_expression("ADD #p :one SET #m.#r = if_not_exists(#m.#r, :zero) + :one")
+            .expression_attribute_names("#s", JOB_STORED)
+            .expression_attribute_values(":p", n(outcomes.len()))
+            .expression_attribute_values(":s", n(stored));
+        let mut expr = "ADD #p :p, #s :s".to_owned();
+        if !skipped.is_empty() {
+            count = count
                 .expression_attribute_names("#m", JOB_SKIPPED)
-                .expression_attribute_names("#r", reason)
-                .expression_attribute_values(":zero", n(0)),
+                .expression_attribute_values(":zero", n(0));
+            let mut sets = Vec::with_capacity(skipped.len());
+            for (i, (reason, c)) in skipped.iter().enumerate() {
+                sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
+                count = count
+                    .expression_attribute_names(format!("#r{i}"), *reason)
+                    .expression_attribute_values(format!(":n{i}"), n(c));
+            }
+            expr = format!("{expr} SET {}", sets.join(", "));
         }
-        .build();
-        let count = self.built(count)?;
+        let count = self.built(count.update_expression(expr).build())?;
         let items = vec![
             TransactWriteItem::builder().put(mark).build(),
             TransactWriteItem::builder().update(count).build(),
         ];
-        Ok(self.transact(items).await?.is_none())
+        match self.transact(items).await? {
+            None => Ok(true),
+            Some(codes) if is_ccf(codes.first().and_then(|c| c.as_deref())) => Ok(false),
+            Some(codes) => Err(Error::new(
+                ErrorKind::NotFound,
+                format!("no job {job} to count pages on ({codes:?})"),
+            )
+            .with_backend(self.name.clone())),
+        }
     }
 }
 
@@ -577,6 +686,11 @@ mod tests {
             .collect()
     }
 
+    /// What a level decided (`claimed` says what this run wrote: a re-run may write less).
+    fn decided(a: &LevelAdmission) -> (Vec<FrontierEntry>, BTreeMap<String, u64>) {
+        (a.admitted.clone(), a.excluded.clone())
+    }
+
     fn paths(a: &LevelAdmission) -> Vec<String> {
         a.admitted.iter().map(|e| e.url.path().to_owned()).collect()
     }
@@ -606,7 +720,7 @@ mod tests {
             .admit_level(&job, 1, c, BTreeMap::new())
             .await
             .unwrap();
-        assert_eq!(again, first);
+        assert_eq!(decided(&again), decided(&first));
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
         assert_eq!(p.pages_total, 3);
         assert_eq!(p.excluded, want);
@@ -615,7 +729,7 @@ mod tests {
             .admit_level(&job, 2, candidates(2, &["b", "c", "d"]), BTreeMap::new())
             .await
             .unwrap();
-        assert_eq!(next, LevelAdmission::default());
+        assert_eq!(decided(&next), decided(&LevelAdmission::default()));
     }
 
     #[tokio::test]
@@ -645,7 +759,7 @@ mod tests {
             .admit_level(&job, 1, candidates(1, &level1), BTreeMap::new())
             .await
             .unwrap();
-        assert_eq!(again, first);
+        assert_eq!(decided(&again), decided(&first));
         // Spent from the start: known URLs are seen, new ones only counted.
         let level2 = ledger
             .admit_level(
@@ -707,7 +821,7 @@ mod tests {
             .admit_level(&job, 1, candidates(1, &level1), extra)
             .await
             .unwrap();
-        assert_eq!(again, first);
+        assert_eq!(decided(&again), decided(&first));
         let names2: Vec<String> = (0..2_000).map(|i| format!("q{i}")).collect();
         let level2: Vec<&str> = names2.iter().map(String::as_str).collect();
         let second = ledger
@@ -739,7 +853,14 @@ mod tests {
                 Claim::Ours { reserved: false }
             );
         }
-        assert!(ledger.reserve(&job, &c[1].key, 1).await.unwrap());
+        let mut budget = ledger.budget(&job).await.unwrap();
+        assert_eq!(
+            ledger
+                .reserve_many(&job, 1, &[c[1].key.clone()], &mut budget)
+                .await
+                .unwrap(),
+            1
+        );
         let retry = ledger
             .admit_level(&job, 1, c, BTreeMap::new())
             .await
@@ -752,36 +873,51 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_page_is_counted_once() {
+    async fn a_level_is_counted_once() {
         let Some(ep) = test_moto::endpoint() else {
             return;
         };
         let (ledger, jobs, job) = ledger(&ep, 10).await;
         ledger
-            .admit_level(&job, 0, candidates(0, &["a", "b"]), BTreeMap::new())
+            .admit_level(&job, 0, candidates(0, &["a", "b", "c"]), BTreeMap::new())
             .await
             .unwrap();
-        let stored = PageOutcome::Stored;
-        assert!(ledger
-            .record_page_once(&job, "a\u{1}page-done", &stored)
-            .await
-            .unwrap());
-        assert!(!ledger
-            .record_page_once(&job, "a\u{1}page-done", &stored)
-            .await
-            .unwrap());
-        let skipped = PageOutcome::Skipped("http_404".into());
-        assert!(ledger
-            .record_page_once(&job, "b\u{1}page-done", &skipped)
-            .await
-            .unwrap());
-        // Past pages_total nothing is counted.
-        assert!(!ledger
-            .record_page_once(&job, "c\u{1}page-done", &stored)
-            .await
-            .unwrap());
+        let outcomes = [
+            PageOutcome::Stored,
+            PageOutcome::Skipped("http_404".into()),
+            PageOutcome::Stored,
+        ];
+        assert!(ledger.record_level_once(&job, 0, &outcomes).await.unwrap());
+        // A re-run of the plan step: nothing counted twice.
+        assert!(!ledger.record_level_once(&job, 0, &outcomes).await.unwrap());
+        assert!(!ledger.record_level_once(&job, 1, &[]).await.unwrap());
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
-        assert_eq!((p.pages_total, p.pages_processed, p.stored), (2, 2, 1));
+        assert_eq!((p.pages_total, p.pages_processed, p.stored), (3, 3, 2));
         assert_eq!(p.skipped.get("http_404"), Some(&1));
+    }
+
+    #[tokio::test]
+    async fn reservations_go_in_batches_and_stop_at_the_budget() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let (ledger, jobs, job) = ledger(&ep, 150).await;
+        let names: Vec<String> = (0..200).map(|i| format!("p{i}")).collect();
+        let level0: Vec<&str> = names.iter().map(String::as_str).collect();
+        let first = ledger
+            .admit_level(&job, 0, candidates(0, &level0), BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(first.admitted.len(), 150);
+        assert_eq!(paths(&first)[149], "/p149");
+        assert_eq!(first.excluded, [("max_pages".into(), 50)].into());
+        let again = ledger
+            .admit_level(&job, 0, candidates(0, &level0), BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(decided(&again), decided(&first));
+        let p = jobs.get(&job).await.unwrap().unwrap().progress;
+        assert_eq!(p.pages_total, 150);
+        assert_eq!(p.excluded.get("max_pages"), Some(&50));
     }
 }

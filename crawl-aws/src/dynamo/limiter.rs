@@ -1,10 +1,12 @@
 //! The per-host request interval held across processes: each request reserves the host's
-//! next slot with a conditional update in DynamoDB, then sleeps until it.
+//! next slot with an update in DynamoDB (one write unit while the host is busy, no read),
+//! then sleeps until it.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::types::ReturnValue;
 use aws_sdk_dynamodb::Client;
 use crawl_core::politeness::{origin_of, HostPolicies};
 use crawl_core::{
@@ -91,49 +93,72 @@ impl DynamoHostLimiter {
     }
 
     /// Reserves the next slot of `origin`; returns how long to wait for it.
+    /// Takes the origin's next slot: how long to wait for it. A busy origin (its next slot
+    /// ahead of now) costs one update and no read: the slot moves on by one interval
+    /// atomically, so concurrent workers never lose a race and retry. An idle origin costs a
+    /// second update (the first one's condition fails), which sets the slot to now.
     async fn reserve(&self, origin: &str, interval: Duration) -> Result<Duration> {
+        let slot = self.take_slot(origin, interval).await?;
+        Ok(Duration::from_millis(
+            u64::try_from(slot - now_ms()).unwrap_or(0),
+        ))
+    }
+
+    /// The slot (Unix milliseconds) taken for one request to `origin`.
+    async fn take_slot(&self, origin: &str, interval: Duration) -> Result<i64> {
         let err = |e: AwsError| e.into_core(self);
+        let step = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
+        let is_ccf = |e: &AwsError| e.code() == Some("ConditionalCheckFailedException");
         for _ in 0..ATTEMPTS {
-            let got = self
-                .client
-                .get_item()
-                .table_name(&self.table)
-                .key(PK, s(PARTITION))
-                .key(SK, s(origin))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(|e| err(AwsError::sdk("GetItem", e)))?;
-            let old: Option<i64> = got.item().and_then(|i| get_n(i, NEXT));
             let now = now_ms();
-            let slot = old.unwrap_or(0).max(now);
-            let step = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
-            let mut upd = self
+            let busy = self
                 .client
                 .update_item()
                 .table_name(&self.table)
                 .key(PK, s(PARTITION))
                 .key(SK, s(origin))
-                .update_expression("SET #n = :new, #e = :exp")
+                .update_expression("SET #n = #n + :step, #e = :exp")
+                .condition_expression("#n >= :now")
                 .expression_attribute_names("#n", NEXT)
                 .expression_attribute_names("#e", EXPIRES)
-                .expression_attribute_values(":new", n(slot.saturating_add(step)))
-                .expression_attribute_values(":exp", n(now / 1000 + 3600));
-            upd = match old {
-                Some(o) => upd
-                    .condition_expression("#n = :old")
-                    .expression_attribute_values(":old", n(o)),
-                None => upd.condition_expression("attribute_not_exists(#n)"),
-            };
-            match upd.send().await {
-                Ok(_) => {
-                    return Ok(Duration::from_millis(
-                        u64::try_from(slot - now).unwrap_or(0),
-                    ))
+                .expression_attribute_values(":step", n(step))
+                .expression_attribute_values(":now", n(now))
+                .expression_attribute_values(":exp", n(now / 1000 + 3600))
+                .return_values(ReturnValue::UpdatedOld)
+                .send()
+                .await;
+            match busy {
+                Ok(out) => {
+                    return Ok(out.attributes().and_then(|a| get_n(a, NEXT)).unwrap_or(now));
                 }
                 Err(e) => {
                     let e = AwsError::sdk("UpdateItem", e);
-                    if e.code() != Some("ConditionalCheckFailedException") {
+                    if !is_ccf(&e) {
+                        return Err(err(e));
+                    }
+                }
+            }
+            let idle = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key(PK, s(PARTITION))
+                .key(SK, s(origin))
+                .update_expression("SET #n = :next, #e = :exp")
+                .condition_expression("attribute_not_exists(#n) OR #n < :now")
+                .expression_attribute_names("#n", NEXT)
+                .expression_attribute_names("#e", EXPIRES)
+                .expression_attribute_values(":next", n(now.saturating_add(step)))
+                .expression_attribute_values(":now", n(now))
+                .expression_attribute_values(":exp", n(now / 1000 + 3600))
+                .send()
+                .await;
+            match idle {
+                Ok(_) => return Ok(now),
+                // Another worker took the idle slot first: the origin is busy now.
+                Err(e) => {
+                    let e = AwsError::sdk("UpdateItem", e);
+                    if !is_ccf(&e) {
                         return Err(err(e));
                     }
                 }
@@ -177,5 +202,43 @@ impl Fetcher for DynamoHostLimiter {
             }
         }
         self.inner.pace(url, job).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_moto;
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_workers_get_slots_an_interval_apart() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let dedup = test_moto::dedup(&ep).await;
+        let req = crawl_core::CrawlRequest::builder("http://example.test/")
+            .build()
+            .unwrap();
+        let inner: DynFetcher =
+            std::sync::Arc::new(crawl_core::http::HttpFetcher::for_request(&req).unwrap());
+        let limiter = std::sync::Arc::new(DynamoHostLimiter::new(
+            inner,
+            &dedup,
+            Some(Duration::from_millis(200)),
+        ));
+        let slots: Vec<i64> = futures::future::try_join_all((0..24).map(|_| {
+            let l = std::sync::Arc::clone(&limiter);
+            async move {
+                l.take_slot("http://example.test", Duration::from_millis(200))
+                    .await
+            }
+        }))
+        .await
+        .unwrap();
+        let mut sorted = slots.clone();
+        sorted.sort_unstable();
+        for pair in sorted.windows(2) {
+            assert!(pair[1] - pair[0] >= 200, "slots too close: {sorted:?}");
+        }
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
-use super::state::{get_json, level_name, put_json, report_name, s3_key, ROBOTS_NAME};
+use super::state::{get_json, level_name, put_json, report_name, s3_key, seen_name, ROBOTS_NAME};
 use crate::dynamo::Ingestion;
 use crate::sfn::{HandlerError, ERR_INGEST_BUSY, ERR_INVALID, ERR_JOB_FAILED, INGEST_LEASE_SECS};
 
@@ -78,17 +78,31 @@ fn level_state(svc: &Services, job: &JobId, level: u32, n: usize) -> HResult<Lev
 /// Admits candidates for `level` through the [`LevelLedger`](crate::dynamo::LevelLedger):
 /// dedup, page budget and exclusion counts (plus `extra` ones, counted with them once);
 /// returns the level's pages, the same on a re-run.
+///
+/// Candidates the job claimed at an earlier level (the `seen` list the previous plan run
+/// wrote) are left out first, in memory: they cost no write. The keys claimed now are
+/// added to that list, written as level `level`'s, before the level's list.
 async fn admit(
     svc: &Services,
     job: &JobId,
     level: u32,
-    candidates: Vec<crawl_core::Candidate>,
+    mut candidates: Vec<crawl_core::Candidate>,
     extra: BTreeMap<String, u64>,
 ) -> HResult<Vec<PageItem>> {
+    let mut seen: Vec<String> = match level.checked_sub(1) {
+        Some(before) => get_json(&svc.sink, job, &seen_name(before))
+            .await?
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let known: std::collections::HashSet<&str> = seen.iter().map(String::as_str).collect();
+    candidates.retain(|c| !known.contains(c.key.as_str()));
     let admission = svc
         .ledger
         .admit_level(job, level, candidates, extra)
         .await?;
+    seen.extend(admission.claimed);
+    put_json(&svc.sink, job, &seen_name(level), &seen).await?;
     Ok(admission
         .admitted
         .into_iter()
@@ -214,8 +228,9 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
     Ok(report)
 }
 
-/// Plan: counts every page of the level once (a page-done marker in the dedup store makes a
-/// re-run count nothing twice; a page without a report counts as skipped `worker_failed`),
+/// Plan: counts the level's pages once (one transaction per level with a counted-once
+/// marker: a re-run counts nothing twice; a page without a report counts as skipped
+/// `worker_failed`),
 /// admits the level's links through dedup and the job's page budget, and writes the next
 /// level's list (a re-run returns the list already written).
 pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
@@ -246,19 +261,21 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
         .await?;
     let mut links = Vec::new();
     let mut over_cap = 0u64;
-    for (key, report) in reports {
-        let outcome = match &report {
+    let mut outcomes = Vec::with_capacity(reports.len());
+    for (_, report) in reports {
+        outcomes.push(match &report {
             Some(r) if r.outcome == "stored" => PageOutcome::Stored,
             Some(r) => PageOutcome::Skipped(r.outcome.clone()),
             None => PageOutcome::Skipped("worker_failed".into()),
-        };
-        let marker = format!("{key}\u{1}page-done");
-        svc.ledger.record_page_once(&job, &marker, &outcome).await?;
+        });
         if let Some(r) = report {
             links.extend(r.links);
             over_cap += r.links_over_cap;
         }
     }
+    svc.ledger
+        .record_level_once(&job, st.level, &outcomes)
+        .await?;
     let next = st.level + 1;
     let next_items = match get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(next)).await? {
         Some(done) => done,

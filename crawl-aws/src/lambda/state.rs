@@ -13,6 +13,12 @@ pub(crate) fn level_name(level: u32) -> String {
     format!("sfn-level-{level}.json")
 }
 
+/// Aux name of the dedup keys the job claimed up to `level` (JSON array of strings): the
+/// plan step of the next level leaves them out before writing anything.
+pub(crate) fn seen_name(level: u32) -> String {
+    format!("sfn-seen-{level}.json")
+}
+
 /// Aux name of the report of the page with dedup key `key` at `level`.
 pub(crate) fn report_name(level: u32, key: &str) -> String {
     let h = hex::encode(Sha256::digest(key.as_bytes()));

@@ -19,6 +19,10 @@ use crawl_aws::S3Sink;
 use crawl_core::Guardrails;
 use serde_json::{json, Value};
 
+#[path = "calls.rs"]
+pub mod calls;
+pub use calls::Calls;
+
 /// Fault injection and a log of what the proxy invoked.
 #[derive(Debug, Default)]
 pub struct Faults {
@@ -91,6 +95,7 @@ struct ProxyState {
     moto: String,
     http: reqwest::Client,
     faults: Arc<Mutex<Faults>>,
+    calls: Arc<Mutex<Calls>>,
 }
 
 pub struct Harness {
@@ -98,6 +103,8 @@ pub struct Harness {
     pub svc: Services,
     pub faults: Arc<Mutex<Faults>>,
     pub webhook: Arc<Mutex<Webhook>>,
+    /// Every AWS call that went through the proxy (all of them with [`Harness::start_counting`]).
+    pub calls: Arc<Mutex<Calls>>,
     http: reqwest::Client,
     moto: Child,
 }
@@ -124,15 +131,26 @@ async fn free_port() -> u16 {
 
 impl Harness {
     pub async fn start() -> Harness {
-        Harness::start_inner(false).await
+        Harness::start_inner(false, false).await
     }
 
     /// A harness whose handlers reach S3 through the proxy, so `Faults::fail_put_of` applies.
     pub async fn start_with_sink_through_proxy() -> Harness {
-        Harness::start_inner(true).await
+        Harness::start_inner(true, false).await
     }
 
-    async fn start_inner(sink_through_proxy: bool) -> Harness {
+    /// A harness whose handlers reach S3 and DynamoDB through the proxy, so that
+    /// [`Harness::calls`] counts every AWS call of a crawl.
+    pub async fn start_counting() -> Harness {
+        Harness::start_inner(true, true).await
+    }
+
+    /// Takes the calls counted so far (the count starts again from zero).
+    pub fn take_calls(&self) -> Calls {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+
+    async fn start_inner(sink_through_proxy: bool, tables_through_proxy: bool) -> Harness {
         let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let proxy_port = proxy.local_addr().unwrap().port();
         let moto_port = free_port().await;
@@ -196,8 +214,36 @@ impl Harness {
                 .await
                 .unwrap();
         }
-        let dedup = crate::common::dedup(&moto_url, None).await;
-        let jobs = crate::common::jobs(&moto_url).await;
+        let proxy_url = format!("http://127.0.0.1:{proxy_port}");
+        let table_url = if tables_through_proxy {
+            &proxy_url
+        } else {
+            &moto_url
+        };
+        // Each table is created directly on moto; the handlers reach it at `table_url`.
+        macro_rules! table {
+            ($t:ty, $kind:expr) => {{
+                let name = crate::common::unique($kind);
+                let at = |url: &str| {
+                    <$t>::builder()
+                        .table(name.clone())
+                        .endpoint_url(url)
+                        .region("us-east-1")
+                        .static_credentials("testing", "testing")
+                        .build()
+                };
+                at(&moto_url)
+                    .await
+                    .unwrap()
+                    .create_table_if_missing()
+                    .await
+                    .unwrap();
+                at(table_url).await.unwrap()
+            }};
+        }
+        let dedup = table!(crawl_aws::DynamoDedup, "dedup");
+        let jobs = table!(crawl_aws::DynamoJobStore, "jobs");
+        let sources = table!(crawl_aws::DynamoSourceStore, "sources");
         let webhook = Arc::new(Mutex::new(Webhook::default()));
         let hook_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let hook_url = format!("http://{}/ingest", hook_listener.local_addr().unwrap());
@@ -217,16 +263,20 @@ impl Harness {
             .with_policy(
                 crawl_core::CrawlPolicy::default()
                     .with_allow_private_network(true)
-                    .with_rate(None),
+                    // Counting: the host limiter takes its slot per fetch, as deployed
+                    // (at 20 requests/s, so that 500 pages take 25 s, not 250).
+                    .with_rate(tables_through_proxy.then_some(20.0)),
             )
             .with_ingestor(Arc::new(ingestor))
-            .with_sources(Arc::new(crate::common::sources(&moto_url).await));
+            .with_sources(Arc::new(sources));
         let faults = Arc::new(Mutex::new(Faults::default()));
+        let calls = Arc::new(Mutex::new(Calls::default()));
         let state = ProxyState {
             svc: svc.clone(),
             moto: moto_url.clone(),
             http: http.clone(),
             faults: Arc::clone(&faults),
+            calls: Arc::clone(&calls),
         };
         let app = Router::new().fallback(proxy_handler).with_state(state);
         tokio::spawn(async move {
@@ -237,6 +287,7 @@ impl Harness {
             svc,
             faults,
             webhook,
+            calls,
             http,
             moto,
         }
@@ -308,11 +359,13 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
         }
         let t0 = std::time::Instant::now();
         let result = dispatch(&st.svc, &handler, event).await;
+        let took = t0.elapsed();
         st.faults
             .lock()
             .unwrap()
             .durations
-            .push((handler.clone(), t0.elapsed()));
+            .push((handler.clone(), took));
+        st.calls.lock().unwrap().lambda_run(&handler, took);
         return match result {
             Ok(v) => Response::new(Body::from(serde_json::to_vec(&v).unwrap())),
             Err(e) => lambda_error(&e),
@@ -343,17 +396,27 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
     let mut fwd = st
         .http
         .request(parts.method.clone(), format!("{}{pq}", st.moto))
-        .body(bytes);
+        .body(bytes.clone());
     for (k, v) in &parts.headers {
         if k != "host" && k != "content-length" {
             fwd = fwd.header(k, v);
         }
     }
+    let query = parts.uri.query().unwrap_or_default().to_owned();
     match fwd.send().await {
         Ok(r) => {
             let status = r.status();
             let headers = r.headers().clone();
             let body = r.bytes().await.unwrap_or_default();
+            st.calls.lock().unwrap().request(
+                &signing_service(&parts.headers),
+                parts.method.as_str(),
+                parts.uri.path(),
+                &query,
+                &parts.headers,
+                &bytes,
+                &body,
+            );
             let mut out = Response::new(Body::from(body));
             *out.status_mut() = status;
             for (k, v) in &headers {
@@ -369,4 +432,16 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
             out
         }
     }
+}
+
+/// The service a request is signed for (`s3`, `dynamodb`, `states`...), from the
+/// credential scope of its `Authorization` header.
+fn signing_service(headers: &axum::http::HeaderMap) -> String {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split("Credential=").nth(1))
+        .and_then(|c| c.split('/').nth(3))
+        .unwrap_or("unsigned")
+        .to_owned()
 }
