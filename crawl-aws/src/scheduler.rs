@@ -18,6 +18,9 @@ pub fn scheduled_input(source: &SourceRecord) -> serde_json::Value {
         "scheduledSync": {
             "sourceId": source.id.as_str(),
             "assistantId": source.tenant,
+            // Filled in by EventBridge Scheduler as it fires: the run's job id is derived
+            // from it, so a re-delivered firing starts no second run.
+            "scheduledTime": "<aws.scheduler.scheduled-time>",
         }
     })
 }

@@ -167,3 +167,71 @@ async fn the_webhook_key_is_read_from_secrets_manager() {
         "{e}"
     );
 }
+
+/// A source's schedule fires: Init begins a run of the source from its stored settings, under
+/// a job id derived from the firing, so a second delivery of the same firing goes on with the
+/// same run; another firing while that run goes starts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_sync_starts_one_run_of_the_source_even_when_delivered_twice() {
+    use crawl_core::{SourceRecord, SourceStore};
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let sources = Arc::new(common::sources(&endpoint).await);
+    let svc = services(
+        &endpoint,
+        CrawlPolicy::default().with_allow_private_network(true),
+    )
+    .await
+    .with_sources(Arc::clone(&sources) as _);
+    let (url, _hits) = serve().await;
+    let assistant = common::unique("ast");
+    let root = crawl_core::url::normalize(&url.parse().unwrap()).unwrap();
+    let mut source = SourceRecord::new(assistant.clone(), root, time::OffsetDateTime::now_utc());
+    source.settings = json!({"url": url, "maxDepth": 0, "maxPages": 7});
+    sources.put_source(&source).await.unwrap();
+    let firing = |at: &str| {
+        json!({"scheduledSync": {"sourceId": source.id, "assistantId": assistant,
+                                 "scheduledTime": at}})
+    };
+    let first = dispatch(&svc, "init", firing("2026-12-02T03:00:00Z"))
+        .await
+        .unwrap();
+    let again = dispatch(&svc, "init", firing("2026-12-02T03:00:00Z"))
+        .await
+        .unwrap();
+    assert_eq!(
+        first["job_id"], again["job_id"],
+        "the same firing, the same run"
+    );
+    let job: JobId = first["job_id"].as_str().unwrap().parse().unwrap();
+    let record = svc.jobs.get(&job).await.unwrap().unwrap();
+    assert_eq!(record.request.max_pages, 7, "the source's stored settings");
+    assert_eq!(
+        record.request.assistant_id.as_deref(),
+        Some(assistant.as_str())
+    );
+    assert_eq!(
+        record.request.sync.as_ref().map(|s| s.source.clone()),
+        Some(source.id.clone())
+    );
+    let stored = sources.get_source(&source.id).await.unwrap().unwrap();
+    assert_eq!(stored.last_run, Some(job.clone()));
+
+    // The next firing while that run goes: refused, and no job is made for it.
+    let err = dispatch(&svc, "init", firing("2026-12-03T03:00:00Z"))
+        .await
+        .unwrap_err();
+    assert!(err.error_message.contains("still going"), "{err:?}");
+    let stored = sources.get_source(&source.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.last_run,
+        Some(job),
+        "the running run stays the latest"
+    );
+    // Another assistant's firing for the source is refused.
+    let foreign = json!({"scheduledSync": {"sourceId": source.id, "assistantId": "other",
+                                           "scheduledTime": "2026-12-04T03:00:00Z"}});
+    let err = dispatch(&svc, "init", foreign).await.unwrap_err();
+    assert_eq!(err.error_type, ERR_INVALID, "{err:?}");
+}

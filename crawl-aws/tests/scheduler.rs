@@ -104,7 +104,8 @@ async fn a_sources_schedule_is_created_changed_and_deleted_with_it() {
     assert_eq!((target.as_str(), role.as_str()), (MACHINE, ROLE));
     assert_eq!(
         input,
-        json!({"scheduledSync": {"sourceId": id, "assistantId": assistant}})
+        json!({"scheduledSync": {"sourceId": id, "assistantId": assistant,
+                                 "scheduledTime": "<aws.scheduler.scheduled-time>"}})
     );
 
     let uri = format!("/assistants/{assistant}/sources/{id}");

@@ -19,8 +19,41 @@ pub struct InitEvent {
     pub assistant_id: Option<String>,
     /// What to crawl: the API body (`url`, `maxDepth`, `maxPages`, `render`), the caller's
     /// part only; the network policy, robots.txt, crawl delay and rate are the worker's
-    /// ([`Services::policy`](super::Services::policy)).
+    /// ([`Services::policy`](super::Services::policy)). Absent for a scheduled sync.
+    #[serde(default)]
     pub request: StartCrawl,
+    /// A run of a source started by its EventBridge Scheduler schedule (instead of a body).
+    #[serde(default, rename = "scheduledSync", alias = "scheduled_sync")]
+    pub scheduled_sync: Option<ScheduledSync>,
+}
+
+/// The input of a source's schedule: which source, and the time the schedule fired
+/// (EventBridge Scheduler's `<aws.scheduler.scheduled-time>`), from which the run's job id is
+/// derived, so a retried or re-delivered invocation starts the same run, never a second.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ScheduledSync {
+    /// The source.
+    pub source_id: crawl_core::SourceId,
+    /// Its assistant.
+    pub assistant_id: String,
+    /// When the schedule fired.
+    #[serde(default)]
+    pub scheduled_time: String,
+}
+
+impl ScheduledSync {
+    /// The run's job id: `job-` and 16 hex digits of the SHA-256 of source and time.
+    pub fn job_id(&self) -> JobId {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.source_id.as_str().as_bytes());
+        h.update([0u8]);
+        h.update(self.scheduled_time.as_bytes());
+        let id = format!("job-{}", hex::encode(&h.finalize()[..8]));
+        id.parse().unwrap_or_default()
+    }
 }
 
 impl InitEvent {
@@ -31,6 +64,7 @@ impl InitEvent {
             job_id: Some(job_id),
             assistant_id: request.assistant_id.clone(),
             request: StartCrawl::from(request),
+            scheduled_sync: None,
         }
     }
 }

@@ -121,6 +121,9 @@ async fn admit(
 /// [`StepFunctionsRunner`](crate::sfn) or a first delivery) is the job's request. Idempotent:
 /// a second delivery returns the level already written.
 pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
+    if let Some(sync) = ev.scheduled_sync {
+        return init_scheduled(svc, sync).await;
+    }
     let mut request = ev
         .request
         .into_request(&svc.policy, &svc.guardrails)
@@ -148,6 +151,80 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         Err(e) if e.kind() == ErrorKind::Conflict => record_of(svc, &job).await?,
         Err(e) => return Err(e.into()),
     };
+    init_job(svc, record).await
+}
+
+/// Init of a scheduled run of a source: begins the run as "Sync now" does (the source's
+/// stored settings under the worker's policy; refused while another run of it goes), under
+/// a job id derived from the schedule's fire time, so a retried or re-delivered invocation
+/// goes on with the same run.
+async fn init_scheduled(svc: &Services, sync: super::events::ScheduledSync) -> HResult<LevelState> {
+    let job = sync.job_id();
+    if let Some(items) = get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(0)).await? {
+        return level_state(svc, &job, 0, items.len());
+    }
+    if let Some(record) = crawl_core::JobStore::get(&*svc.jobs, &job).await? {
+        return init_job(svc, record).await;
+    }
+    let Some(sources) = &svc.sources else {
+        return Err(HandlerError::new(
+            ERR_INVALID,
+            "scheduledSync: this deployment has no sources table (KB_CRAWL_SOURCES_TABLE)",
+        ));
+    };
+    let source = sources
+        .get_source(&sync.source_id)
+        .await?
+        .filter(|s| s.tenant == sync.assistant_id)
+        .ok_or_else(|| {
+            HandlerError::new(
+                ERR_INVALID,
+                format!(
+                    "scheduledSync: no source {} for assistant {}",
+                    sync.source_id, sync.assistant_id
+                ),
+            )
+        })?;
+    let body = match &source.settings {
+        serde_json::Value::Object(m) => m.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut body = crawl_core::StartCrawl::from_object(body)
+        .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
+    if body.url.is_none() {
+        body.url = Some(source.root.to_string());
+    }
+    let mut request = body
+        .into_request(&svc.policy, &svc.guardrails)
+        .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
+    request.assistant_id = Some(source.tenant.clone());
+    let jobs: crawl_core::DynJobStore = Arc::clone(&svc.jobs) as _;
+    let record = match crawl_core::engine::begin_run(
+        sources,
+        &jobs,
+        &source.tenant,
+        job.clone(),
+        request,
+        svc.clock.now(),
+    )
+    .await
+    {
+        Ok((_, r)) => r,
+        Err(e) if e.kind() == ErrorKind::Conflict => {
+            match crawl_core::JobStore::get(&*svc.jobs, &job).await? {
+                // A concurrent delivery of this same firing created it.
+                Some(r) => r,
+                None => return Err(HandlerError::new(ERR_JOB_FAILED, e.message().to_owned())),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
+    init_job(svc, record).await
+}
+
+/// The rest of Init for a job whose record exists: robots.txt, the root, level 0.
+async fn init_job(svc: &Services, record: JobRecord) -> HResult<LevelState> {
+    let job = record.id.clone();
     let mut snapshot = None;
     let fetcher = svc.fetcher(&record.request, None, |inner| {
         let (rec, seen) = RecordingFetcher::new(inner);
