@@ -17,7 +17,8 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use kb_crawl::store::{FsSink, RedbStore};
 use kb_crawl::{
-    CrawlRequest, Crawler, Guardrails, JobHandle, JobId, JobStatus, RenderMode, SitemapMode,
+    CrawlRequest, Crawler, Guardrails, IngestionState, JobHandle, JobId, JobStatus, RenderMode,
+    SitemapMode,
 };
 use serde::Serialize;
 
@@ -125,6 +126,12 @@ struct Summary {
     source_id: Option<String>,
     /// What the run changed in the knowledge base.
     changes: Changes,
+    /// The hand-off to the knowledge base: `pending`, `delivered` or `failed`.
+    ingestion: IngestionState,
+    /// Why the last hand-off failed.
+    ingestion_reason: Option<String>,
+    /// Hand-offs started.
+    ingestion_attempts: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -303,6 +310,9 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
             unchanged: p.changes.unchanged,
             removed: p.changes.removed,
         },
+        ingestion: record.ingestion.state,
+        ingestion_reason: record.ingestion.reason.clone(),
+        ingestion_attempts: record.ingestion.attempts,
     };
     eprintln!(
         "{} {}: {}/{} pages processed, {} stored in {}",
@@ -332,6 +342,12 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
     }
     if let Some(f) = &summary.failure {
         eprintln!("  failure: {f}");
+    }
+    if let Some(r) = &summary.ingestion_reason {
+        eprintln!(
+            "  knowledge-base hand-off {} after {} attempt(s): {r}",
+            summary.ingestion, summary.ingestion_attempts
+        );
     }
     if args.json {
         match serde_json::to_string(&summary) {

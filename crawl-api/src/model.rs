@@ -1,6 +1,6 @@
 //! The JSON shapes of the job API (camelCase, timestamps RFC 3339).
 
-use crawl_core::{JobRecord, JobStatus, RenderMode, Schedule, SitemapMode};
+use crawl_core::{IngestionState, JobRecord, JobStatus, RenderMode, Schedule, SitemapMode};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -53,6 +53,16 @@ pub struct CrawlJob {
     /// Pages removed from the knowledge base.
     #[serde(default)]
     pub pages_removed: u64,
+    /// The hand-off to the knowledge base: `pending` (not yet, or in progress),
+    /// `delivered`, or `failed` (retry with `POST .../crawl/{crawlJobId}/ingest`).
+    #[serde(default)]
+    pub ingestion: IngestionState,
+    /// Why the last hand-off failed; `null` unless `ingestion` is `failed`.
+    #[serde(default)]
+    pub ingestion_reason: Option<String>,
+    /// Hand-offs started so far.
+    #[serde(default)]
+    pub ingestion_attempts: u32,
 }
 
 /// Answer to `GET /assistants/{assistant_id}/crawls`: newest first, one page.
@@ -90,6 +100,9 @@ impl From<&JobRecord> for CrawlJob {
             pages_changed: r.progress.changes.changed,
             pages_unchanged: r.progress.changes.unchanged,
             pages_removed: r.progress.changes.removed,
+            ingestion: r.ingestion.state,
+            ingestion_reason: r.ingestion.reason.clone(),
+            ingestion_attempts: r.ingestion.attempts,
         }
     }
 }

@@ -24,6 +24,7 @@ const START: &str = "/assistants/{assistant_id}/crawl";
 const ONE: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}";
 const LIST: &str = "/assistants/{assistant_id}/crawls";
 const CHANGES: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}/changes";
+const INGEST: &str = "/assistants/{assistant_id}/crawl/{crawl_job_id}/ingest";
 
 /// Every route of [`router`] as `(method, path)`; axum and OpenAPI share the path syntax.
 /// The OpenAPI test checks the spec declares exactly these and the router serves each.
@@ -39,6 +40,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("patch", SOURCE),
     ("delete", SOURCE),
     ("post", SYNC),
+    ("post", INGEST),
 ];
 
 /// The job API: mount it in a host's axum app. Every route first passes the state's
@@ -58,6 +60,7 @@ pub fn router(state: ApiState) -> Router {
                 .delete(sources::delete),
         )
         .route(SYNC, post(sources::sync))
+        .route(INGEST, post(ingest))
         .layer(axum::middleware::from_fn_with_state(
             site,
             crate::guard::guard,
@@ -268,6 +271,27 @@ async fn list(
     };
     let crawls = page.into_iter().map(CrawlJob::from).collect();
     Ok(Json(CrawlList { crawls, next_token }))
+}
+
+/// Hands a COMPLETED job whose knowledge-base hand-off failed to the ingestor again, without
+/// crawling (the diff is read back from the sink): 202 with the job after the attempt
+/// (`ingestion` delivered, or failed with the reason); 409 when it is already delivered, a
+/// hand-off is in progress, or the job is not COMPLETED.
+async fn ingest(
+    State(state): State<ApiState>,
+    Path((assistant, job)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<(StatusCode, Json<CrawlJob>)> {
+    authorize(&state, &headers, &assistant, Action::Write).await?;
+    let record = owned_job(&state, &assistant, &job).await?;
+    let record = crawl_core::engine::retry_ingestion(
+        &*state.jobs,
+        &*state.sink,
+        &*state.ingestor,
+        &record.id,
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(CrawlJob::from(&record))))
 }
 
 /// Stops the job if it runs (and waits for its end), removes it from the knowledge base, then

@@ -101,6 +101,9 @@ const JOB_FIELDS: &[&str] = &[
     "pagesChanged",
     "pagesUnchanged",
     "pagesRemoved",
+    "ingestion",
+    "ingestionReason",
+    "ingestionAttempts",
 ];
 
 #[tokio::test]
@@ -133,6 +136,11 @@ async fn start_get_list_and_delete_with_the_exact_field_names() {
     assert_eq!(done["status"], "COMPLETED", "{done}");
     assert!(done["pagesTotal"].as_u64().unwrap() >= 1, "{done}");
     assert_eq!(done["pagesProcessed"], done["pagesTotal"]);
+    assert_eq!(
+        (&done["ingestion"], &done["ingestionAttempts"]),
+        (&json!("delivered"), &json!(1)),
+        "{done}"
+    );
     assert_eq!(done["startedAt"], started["startedAt"]);
     time::OffsetDateTime::parse(
         done["completedAt"].as_str().unwrap(),

@@ -90,6 +90,9 @@ fn every_serialized_field_is_declared() {
             pages_changed: 2,
             pages_unchanged: 3,
             pages_removed: 4,
+            ingestion: crawl_core::IngestionState::Failed,
+            ingestion_reason: status.is_final().then(|| "http_status: 400".to_owned()),
+            ingestion_attempts: 1,
         };
         let job_json = serde_json::to_value(&job).unwrap();
         check(&spec, "CrawlJob", &job_json);

@@ -28,6 +28,8 @@ const SECRET: &[u8] = b"s3cret";
 struct Receiver {
     /// Answer 500 to this many requests first.
     fail_first: AtomicUsize,
+    /// Then answer 400 to this many.
+    refuse_first: AtomicUsize,
     requests: AtomicUsize,
     bad_signatures: AtomicUsize,
     /// Accepted deliveries by delivery id: how many times each was accepted.
@@ -61,6 +63,12 @@ async fn receive(State(r): State<Arc<Receiver>>, headers: HeaderMap, body: Bytes
         .is_ok()
     {
         return StatusCode::INTERNAL_SERVER_ERROR;
+    }
+    if r.refuse_first
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        return StatusCode::BAD_REQUEST;
     }
     let delivery = headers[DELIVERY_HEADER].to_str().unwrap().to_owned();
     let manifest: Manifest = serde_json::from_slice(&body).unwrap();
@@ -176,6 +184,116 @@ async fn each_completed_job_is_delivered_once_signed_even_after_a_500() {
     assert_eq!(deleted.event, "crawl.deleted");
     assert_eq!(deleted.crawl_job_id, ids[0]);
     assert!(deleted.documents.is_empty());
+}
+
+async fn call_status(app: &Router, method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
+    let req = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// A webhook answering 400: the job is COMPLETED with `ingestion` failed, the reason and one
+/// attempt (not a silent log line); `POST .../ingest` hands the same documents over again
+/// without crawling (202, delivered); a second retry is refused (409); the receiver accepted
+/// the job's diff exactly once.
+#[tokio::test]
+async fn a_refused_hand_off_is_visible_and_retried_once_through_the_api() {
+    let receiver = Arc::new(Receiver {
+        refuse_first: AtomicUsize::new(1),
+        ..Receiver::default()
+    });
+    let addr = serve(Arc::clone(&receiver)).await;
+    let site = Arc::new(CannedSite::new(Duration::ZERO));
+    let state = state_with(
+        Arc::new(WatchedSink::default()),
+        Arc::new(webhook(addr, SECRET)),
+        Arc::clone(&site),
+    );
+    let app = router(state);
+    let body = serde_json::json!({"url": ROOT, "maxDepth": 2}).to_string();
+    let v = call(&app, "POST", "/assistants/hooked/crawl", Some(body)).await;
+    let id = v["crawlJobId"].as_str().unwrap().to_owned();
+    assert_eq!(v["status"], "RUNNING");
+    let one = format!("/assistants/hooked/crawl/{id}");
+    let v = eventually("the hand-off's outcome", || async {
+        let v = call(&app, "GET", &one, None).await;
+        (v["ingestion"] != "pending").then_some(v)
+    })
+    .await;
+    assert_eq!(v["status"], "COMPLETED", "{v}");
+    assert_eq!(v["ingestion"], "failed", "{v}");
+    assert_eq!(v["ingestionAttempts"], 1, "{v}");
+    let reason = v["ingestionReason"].as_str().unwrap_or_default();
+    assert!(reason.contains("400"), "{v}");
+    assert!(receiver.manifests.lock().unwrap().is_empty());
+
+    let fetches = site.fetches.load(Ordering::SeqCst);
+    let (status, v) = call_status(&app, "POST", &format!("{one}/ingest")).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{v}");
+    assert_eq!(
+        (
+            &v["ingestion"],
+            &v["ingestionAttempts"],
+            &v["ingestionReason"]
+        ),
+        (
+            &serde_json::json!("delivered"),
+            &serde_json::json!(2),
+            &serde_json::Value::Null
+        ),
+        "{v}"
+    );
+    assert_eq!(site.fetches.load(Ordering::SeqCst), fetches, "re-crawled");
+    let (status, v) = call_status(&app, "POST", &format!("{one}/ingest")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("already delivered"),
+        "{v}"
+    );
+    let v = call(&app, "GET", &one, None).await;
+    assert_eq!(
+        (&v["ingestion"], &v["ingestionAttempts"]),
+        (&serde_json::json!("delivered"), &serde_json::json!(2))
+    );
+
+    assert_eq!(
+        receiver.requests.load(Ordering::SeqCst),
+        2,
+        "one 400, one 204"
+    );
+    let accepted = receiver.accepted.lock().unwrap().clone();
+    assert_eq!(
+        accepted.get(&format!("crawl.completed:{id}")),
+        Some(&1),
+        "{accepted:?}"
+    );
+    let manifests = receiver.manifests.lock().unwrap().clone();
+    assert_eq!(manifests.len(), 1);
+    assert_eq!(manifests[0].crawl_job_id, id);
+    assert!(!manifests[0].documents.is_empty(), "{manifests:?}");
+    // Another assistant's job id is not found.
+    let (status, _) = call_status(
+        &app,
+        "POST",
+        &format!("/assistants/other/crawl/{id}/ingest"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 fn record() -> JobRecord {

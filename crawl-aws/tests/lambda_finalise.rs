@@ -22,11 +22,14 @@ use crawl_core::clock::{DynClock, ManualClock};
 use crawl_core::{CrawlRequest, Guardrails, Ingestor, JobId, JobRecord, StoredDoc};
 use serde_json::json;
 
-/// Counts hand-offs; `hang` makes every call wait forever (a Lambda that dies mid-call).
+/// Counts hand-offs; `hang` makes every call wait forever (a Lambda that dies mid-call);
+/// the first `refuse` calls fail as a knowledge base answering 400 would.
 #[derive(Debug, Default)]
 struct Counting {
     calls: AtomicUsize,
     hang: bool,
+    refuse: AtomicUsize,
+    delivered: AtomicUsize,
 }
 
 impl fmt::Display for Counting {
@@ -48,6 +51,17 @@ impl Ingestor for Counting {
         if self.hang {
             std::future::pending::<()>().await;
         }
+        if self
+            .refuse
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(crawl_core::Error::new(
+                crawl_core::ErrorKind::HttpStatus,
+                "webhook refused crawl.completed: 400 Bad Request",
+            ));
+        }
+        self.delivered.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
     async fn on_deleted(&self, _job: &JobRecord) -> crawl_core::Result<()> {
@@ -66,6 +80,108 @@ async fn serve() -> String {
         let _ = axum::serve(listener, app).await;
     });
     format!("http://{addr}/")
+}
+
+/// Services over S3 and DynamoDB on moto (the job store on `clock`), and one stored page
+/// of a job at `url`, ready to finalise.
+async fn one_page_job(endpoint: &str, clock: Arc<ManualClock>) -> (Services, LevelState, JobId) {
+    let jobs = DynamoJobStore::builder()
+        .table(common::unique("jobs"))
+        .endpoint_url(endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .clock(clock as DynClock)
+        .build()
+        .await
+        .unwrap();
+    jobs.create_table_if_missing().await.unwrap();
+    let base = Services::new(
+        common::sink(endpoint, "kb").await,
+        common::dedup(endpoint, None).await,
+        jobs,
+    )
+    .with_guardrails(Guardrails::lifted())
+    .with_policy(
+        crawl_core::CrawlPolicy::default()
+            .with_allow_private_network(true)
+            .with_rate(None),
+    );
+    let url = serve().await;
+    let req = CrawlRequest::builder(&url)
+        .max_depth(0)
+        .rate(None)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let job = JobId::new();
+    let level: LevelState = init(&base, InitEvent::new(job.clone(), &req))
+        .await
+        .unwrap();
+    let item: PageItem =
+        serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
+    assert_eq!(scrape(&base, item).await.unwrap().outcome, "stored");
+    (base, level, job)
+}
+
+/// A knowledge base refusing the hand-off (400): finalise records it on the job (COMPLETED,
+/// `ingestion` failed with the reason and one attempt) instead of a COMPLETED job that says
+/// nothing; the retry (the job API's, here its crate-level function) delivers the stored
+/// documents without crawling; a re-delivered finalise and a second retry hand nothing over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_hand_off_is_recorded_as_failed_and_retried_once() {
+    use crawl_core::IngestionState;
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+    let (base, level, job) = one_page_job(&endpoint, clock).await;
+    let kb = Arc::new(Counting {
+        refuse: AtomicUsize::new(1),
+        ..Counting::default()
+    });
+    let svc = base.with_ingestor(Arc::clone(&kb) as _);
+    let rec = finalise(&svc, level.clone()).await.unwrap();
+    assert_eq!(rec.status, crawl_core::JobStatus::Completed, "{rec:?}");
+    assert_eq!(
+        (
+            rec.ingestion.state,
+            rec.ingestion.attempts,
+            rec.ingestion.reason.as_deref().unwrap_or("")
+        ),
+        (
+            IngestionState::Failed,
+            1,
+            "http_status: webhook refused crawl.completed: 400 Bad Request"
+        ),
+        "{rec:?}"
+    );
+    let stored = crawl_core::JobStore::get(&*svc.jobs, &job)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.ingestion, rec.ingestion);
+
+    let sink: &dyn crawl_core::Sink = &*svc.sink;
+    let again = crawl_core::engine::retry_ingestion(&*svc.jobs, sink, &*kb, &job)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            again.ingestion.state,
+            again.ingestion.attempts,
+            again.ingestion.reason
+        ),
+        (IngestionState::Delivered, 2, None)
+    );
+    assert_eq!(kb.delivered.load(Ordering::SeqCst), 1);
+    let e = crawl_core::engine::retry_ingestion(&*svc.jobs, sink, &*kb, &job)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), crawl_core::ErrorKind::Conflict, "{e}");
+    finalise(&svc, level).await.unwrap();
+    assert_eq!(kb.calls.load(Ordering::SeqCst), 2, "handed over again");
+    assert_eq!(kb.delivered.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

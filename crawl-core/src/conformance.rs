@@ -13,7 +13,9 @@ use time::OffsetDateTime;
 use url::Url;
 
 use crate::clock::ManualClock;
-use crate::job::{JobId, JobRecord, JobStatus, PageOutcome};
+use crate::job::{
+    Ingestion, IngestionClaim, IngestionState, JobId, JobRecord, JobStatus, PageOutcome,
+};
 use crate::page::{Document, DocumentMeta, FetchPath};
 use crate::request::CrawlRequest;
 use crate::traits::{
@@ -561,11 +563,134 @@ pub async fn jobs_budget(s: Arc<dyn JobStore>) {
     s.delete(&r.id).await.expect("cleanup");
 }
 
+/// The knowledge-base hand-off: only a COMPLETED job, one holder at a time under 8
+/// concurrent callers, failed with its reason and attempt count, retried, delivered once,
+/// never failed again after; an expired lease can be taken over.
+pub async fn jobs_ingestion(s: Arc<dyn JobStore>) {
+    let lease = Duration::from_secs(600);
+    let r = record(5, None);
+    s.create(&r).await.expect("create");
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(
+        got.ingestion,
+        Ingestion::default(),
+        "{s}: a new job's hand-off"
+    );
+    assert_eq!(
+        s.begin_ingestion(&r.id, lease).await.expect("begin"),
+        IngestionClaim::NotCompleted,
+        "{s}: hand-off of a running job"
+    );
+    s.finish(&r.id, JobStatus::Completed, None)
+        .await
+        .expect("finish");
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            let id = r.id.clone();
+            tokio::spawn(async move { s.begin_ingestion(&id, lease).await.expect("begin") })
+        })
+        .collect();
+    let mut claims = Vec::new();
+    for t in tasks {
+        claims.push(t.await.expect("join"));
+    }
+    let mine = claims
+        .iter()
+        .filter(|c| **c == IngestionClaim::Mine { attempt: 1 })
+        .count();
+    let busy = claims
+        .iter()
+        .filter(|c| **c == IngestionClaim::Busy)
+        .count();
+    assert_eq!((mine, busy), (1, 7), "{s}: {claims:?}");
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(
+        (got.ingestion.state, got.ingestion.attempts),
+        (IngestionState::Pending, 1),
+        "{s}: an attempt in progress"
+    );
+    s.end_ingestion(&r.id, Some("webhook answered 400".into()))
+        .await
+        .expect("end");
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(got.status, JobStatus::Completed, "{s}: a failed hand-off");
+    assert_eq!(
+        (
+            got.ingestion.state,
+            got.ingestion.reason.as_deref(),
+            got.ingestion.attempts
+        ),
+        (IngestionState::Failed, Some("webhook answered 400"), 1),
+        "{s}"
+    );
+    assert!(
+        !got.ingestion.in_progress(0),
+        "{s}: the failed attempt let go"
+    );
+    assert_eq!(
+        s.begin_ingestion(&r.id, lease).await.expect("begin"),
+        IngestionClaim::Mine { attempt: 2 },
+        "{s}: retry after a failure"
+    );
+    s.end_ingestion(&r.id, None).await.expect("end");
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(
+        (
+            got.ingestion.state,
+            got.ingestion.reason.as_deref(),
+            got.ingestion.attempts
+        ),
+        (IngestionState::Delivered, None, 2),
+        "{s}"
+    );
+    assert_eq!(
+        s.begin_ingestion(&r.id, lease).await.expect("begin"),
+        IngestionClaim::Delivered,
+        "{s}: a delivered job handed over again"
+    );
+    s.end_ingestion(&r.id, Some("late".into()))
+        .await
+        .expect("end");
+    let got = s.get(&r.id).await.expect("get").expect("record");
+    assert_eq!(
+        got.ingestion.state,
+        IngestionState::Delivered,
+        "{s}: delivered went back"
+    );
+    // A holder that died: its lease ends and another attempt takes over.
+    let o = record(5, None);
+    s.create(&o).await.expect("create");
+    s.finish(&o.id, JobStatus::Completed, None)
+        .await
+        .expect("finish");
+    assert_eq!(
+        s.begin_ingestion(&o.id, Duration::ZERO)
+            .await
+            .expect("begin"),
+        IngestionClaim::Mine { attempt: 1 },
+        "{s}"
+    );
+    assert_eq!(
+        s.begin_ingestion(&o.id, lease).await.expect("begin"),
+        IngestionClaim::Mine { attempt: 2 },
+        "{s}: an expired lease"
+    );
+    let unknown = JobId::new();
+    let e = s.begin_ingestion(&unknown, lease).await.unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::NotFound, "{s}: {e}");
+    s.delete(&r.id).await.expect("cleanup");
+    s.delete(&o.id).await.expect("cleanup");
+}
+
 /// Every job store check, through `&dyn` and `Arc<dyn>`.
 pub async fn jobs_suite(s: Arc<dyn JobStore>) {
     jobs_lifecycle(&*s).await;
     jobs_lifecycle(&s).await;
     jobs_budget(Arc::clone(&s)).await;
+    jobs_ingestion(Arc::clone(&s)).await;
+    let wrapped: Arc<dyn JobStore> = Arc::new(Arc::clone(&s));
+    jobs_ingestion(wrapped).await;
 }
 
 // ---------------------------------------------------------------- CrawlLedger

@@ -169,6 +169,82 @@ impl ChangeCounts {
     }
 }
 
+/// Where a completed job's hand-off to the knowledge base stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IngestionState {
+    /// Not handed over yet: the job is running, a hand-off is in progress, or the job
+    /// failed before it had anything to hand over.
+    #[default]
+    Pending,
+    /// The knowledge base accepted the job's diff.
+    Delivered,
+    /// The last hand-off failed; [`Ingestion::reason`] says why. It can be retried.
+    Failed,
+}
+
+impl IngestionState {
+    /// `pending`, `delivered` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IngestionState::Pending => "pending",
+            IngestionState::Delivered => "delivered",
+            IngestionState::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for IngestionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A job's hand-off to the knowledge base: its state, why the last attempt failed, and how
+/// many attempts were made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Ingestion {
+    /// Where the hand-off stands.
+    pub state: IngestionState,
+    /// Why the last attempt failed (`None` unless `state` is `failed`).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Hand-offs started so far.
+    #[serde(default)]
+    pub attempts: u32,
+    /// While an attempt is in progress: until when (epoch seconds) it holds the hand-off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<i64>,
+}
+
+impl Ingestion {
+    /// Whether an attempt holds the hand-off at `now` (epoch seconds).
+    pub fn in_progress(&self, now: i64) -> bool {
+        self.lease_until.is_some_and(|until| until > now)
+    }
+}
+
+/// The answer to [`JobStore::begin_ingestion`](crate::JobStore::begin_ingestion): who may
+/// hand a completed job's diff to the knowledge base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IngestionClaim {
+    /// This caller, for attempt number `attempt`: call the ingestor, then
+    /// [`JobStore::end_ingestion`](crate::JobStore::end_ingestion).
+    Mine {
+        /// The attempt's number (1 for the first).
+        attempt: u32,
+    },
+    /// Already delivered: nothing to do.
+    Delivered,
+    /// Another attempt holds the hand-off (until its lease ends).
+    Busy,
+    /// The job is not COMPLETED: nothing to hand over.
+    NotCompleted,
+}
+
 /// How one admitted page ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageOutcome {
@@ -201,6 +277,9 @@ pub struct JobRecord {
     /// When it ended.
     #[serde(with = "time::serde::rfc3339::option", default)]
     pub completed_at: Option<OffsetDateTime>,
+    /// The hand-off of the job's diff to the knowledge base.
+    #[serde(default)]
+    pub ingestion: Ingestion,
 }
 
 impl JobRecord {
@@ -256,6 +335,46 @@ impl JobRecord {
         true
     }
 
+    /// Takes the job's hand-off for an attempt until `now + lease_secs` (epoch seconds):
+    /// only a COMPLETED job not delivered and not held by a live attempt.
+    pub fn try_begin_ingestion(&mut self, now: i64, lease_secs: u64) -> IngestionClaim {
+        if self.status != JobStatus::Completed {
+            return IngestionClaim::NotCompleted;
+        }
+        if self.ingestion.state == IngestionState::Delivered {
+            return IngestionClaim::Delivered;
+        }
+        if self.ingestion.in_progress(now) {
+            return IngestionClaim::Busy;
+        }
+        let lease = i64::try_from(lease_secs).unwrap_or(i64::MAX / 2);
+        self.ingestion.attempts = self.ingestion.attempts.saturating_add(1);
+        self.ingestion.lease_until = Some(now.saturating_add(lease));
+        IngestionClaim::Mine {
+            attempt: self.ingestion.attempts,
+        }
+    }
+
+    /// Ends the attempt [`try_begin_ingestion`](Self::try_begin_ingestion) started:
+    /// `delivered`, or `failed` with `failure` as the reason; the hand-off is released.
+    /// A delivered job stays delivered.
+    pub fn end_ingestion(&mut self, failure: Option<String>) {
+        self.ingestion.lease_until = None;
+        if self.ingestion.state == IngestionState::Delivered {
+            return;
+        }
+        match failure {
+            None => {
+                self.ingestion.state = IngestionState::Delivered;
+                self.ingestion.reason = None;
+            }
+            Some(reason) => {
+                self.ingestion.state = IngestionState::Failed;
+                self.ingestion.reason = Some(reason);
+            }
+        }
+    }
+
     /// A new running job for `request`.
     pub fn new(id: JobId, request: CrawlRequest, started_at: OffsetDateTime) -> Self {
         JobRecord {
@@ -267,6 +386,7 @@ impl JobRecord {
             progress: Progress::default(),
             started_at,
             completed_at: None,
+            ingestion: Ingestion::default(),
         }
     }
 }

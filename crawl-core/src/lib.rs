@@ -26,7 +26,10 @@ pub use engine::{
     default_fetcher, default_fetcher_sharing, Crawler, CrawlerBuilder, JobHandle, TemplateOptions,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome, Progress};
+pub use job::{
+    ChangeCounts, Ingestion, IngestionClaim, IngestionState, JobId, JobRecord, JobStatus,
+    PageOutcome, Progress,
+};
 pub use page::{
     Document, DocumentMeta, FetchPath, FetchPurpose, FetchRequest, FetchResponse, RenderRequest,
     RenderedPage, StoredDoc, Validators, WaitStrategy,

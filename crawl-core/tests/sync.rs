@@ -199,6 +199,8 @@ impl Sink for Watched {
 #[derive(Debug, Default)]
 struct Recorder {
     diffs: Mutex<Vec<RunDiff>>,
+    /// Refuse this many hand-offs (after recording them), as a knowledge base answering 400.
+    refuse: AtomicU32,
 }
 
 impl fmt::Display for Recorder {
@@ -211,6 +213,16 @@ impl fmt::Display for Recorder {
 impl Ingestor for Recorder {
     async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff) -> Result<()> {
         self.diffs.lock().unwrap().push(diff.clone());
+        if self
+            .refuse
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(crawl_core::Error::new(
+                crawl_core::ErrorKind::HttpStatus,
+                "knowledge base refused the diff: 400 Bad Request",
+            ));
+        }
         Ok(())
     }
     async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {
@@ -493,6 +505,62 @@ async fn a_run_that_hits_its_cap_removes_only_on_evidence() {
             "{kept} removed without evidence: {c:?}"
         );
     }
+}
+
+/// A run of a source whose hand-off was refused: COMPLETED with `ingestion` failed, its
+/// reason and one attempt; the retry re-hands the very diff finalise built (read back from
+/// `{run}/changes.jsonl`, nothing fetched again), and a delivered run is not handed twice.
+#[tokio::test]
+async fn a_refused_hand_off_of_a_run_is_retried_with_the_same_diff_without_crawling() {
+    use crawl_core::{IngestionState, StoredDoc};
+    let site = Site::start(Validation::ETag).await;
+    let h = Harness::new();
+    h.run(&site, 1).await;
+    site.version.store(2, Ordering::SeqCst);
+    h.recorder.refuse.store(1, Ordering::SeqCst);
+    let rec = h.run(&site, 1).await;
+    assert_eq!(
+        (
+            rec.ingestion.state,
+            rec.ingestion.attempts,
+            rec.ingestion.reason.as_deref().unwrap_or("")
+        ),
+        (
+            IngestionState::Failed,
+            1,
+            "http_status: knowledge base refused the diff: 400 Bad Request"
+        ),
+        "{rec:?}"
+    );
+    let refused = h.last_diff();
+    assert!(
+        !refused.upserts.is_empty() && !refused.deletions.is_empty(),
+        "{refused:?}"
+    );
+    let fetches = site.fx.hits().len();
+    let again = h.crawler.retry_ingestion(&rec.id).await.unwrap();
+    assert_eq!(site.fx.hits().len(), fetches, "the retry fetched pages");
+    assert_eq!(
+        (
+            again.status,
+            again.ingestion.state,
+            again.ingestion.attempts
+        ),
+        (JobStatus::Completed, IngestionState::Delivered, 2)
+    );
+    assert_eq!(again.ingestion.reason, None);
+    let sorted = |d: &[StoredDoc]| {
+        let mut v = d.to_vec();
+        v.sort_by(|a, b| a.url.cmp(&b.url));
+        v
+    };
+    let retried = h.last_diff();
+    assert_eq!(retried.counts, refused.counts);
+    assert_eq!(sorted(&retried.upserts), sorted(&refused.upserts));
+    assert_eq!(sorted(&retried.deletions), sorted(&refused.deletions));
+    let e = h.crawler.retry_ingestion(&rec.id).await.unwrap_err();
+    assert_eq!(e.kind(), crawl_core::ErrorKind::Conflict, "{e}");
+    assert_eq!(h.recorder.diffs.lock().unwrap().len(), 3, "delivered twice");
 }
 
 #[tokio::test]

@@ -598,6 +598,34 @@ impl JobStore for RedbStore {
         .await
     }
 
+    async fn begin_ingestion(
+        &self,
+        job: &JobId,
+        lease: Duration,
+    ) -> Result<crawl_core::IngestionClaim> {
+        let job = job.clone();
+        let now = self.clock.now().unix_timestamp();
+        self.write_durable(move |tx| {
+            let mut r = load_job(tx, &job)?;
+            let claim = r.try_begin_ingestion(now, lease.as_secs());
+            if matches!(claim, crawl_core::IngestionClaim::Mine { .. }) {
+                save_job(tx, &r)?;
+            }
+            Ok(claim)
+        })
+        .await
+    }
+
+    async fn end_ingestion(&self, job: &JobId, failure: Option<String>) -> Result<()> {
+        let job = job.clone();
+        self.write_durable(move |tx| {
+            let mut r = load_job(tx, &job)?;
+            r.end_ingestion(failure);
+            save_job(tx, &r)
+        })
+        .await
+    }
+
     async fn delete(&self, job: &JobId) -> Result<()> {
         let job = job.clone();
         self.write_durable(move |tx| {

@@ -366,6 +366,7 @@ export class KbCrawl extends Construct {
       ['/assistants/{assistant_id}/crawl/{crawl_job_id}', apigwv2.HttpMethod.GET],
       ['/assistants/{assistant_id}/crawl/{crawl_job_id}', apigwv2.HttpMethod.DELETE],
       ['/assistants/{assistant_id}/crawls', apigwv2.HttpMethod.GET],
+      ['/assistants/{assistant_id}/crawl/{crawl_job_id}/ingest', apigwv2.HttpMethod.POST],
     ];
     for (const [p, m] of routes) {
       this.api.addRoutes({ path: p, methods: [m], integration, authorizer });

@@ -94,14 +94,14 @@ describe('cdk-nag AwsSolutions', () => {
 });
 
 describe('KbCrawl', () => {
-  test('creates the workflow, six functions, three tables, a bucket and the HTTP API with four JWT routes', () => {
+  test('creates the workflow, six functions, three tables, a bucket and the HTTP API with five JWT routes', () => {
     const { template } = host();
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::Lambda::Function', 6);
     template.resourceCountIs('AWS::DynamoDB::Table', 3);
     template.resourceCountIs('AWS::S3::Bucket', 1);
     template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    template.resourceCountIs('AWS::ApiGatewayV2::Route', 4);
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', 5);
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: JWT.issuer, Audience: JWT.audience },

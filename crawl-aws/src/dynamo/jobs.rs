@@ -8,8 +8,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
 use crawl_core::{
-    Capabilities, CrawlRequest, Error, ErrorKind, JobId, JobRecord, JobStatus, JobStore,
-    PageOutcome, Result,
+    Capabilities, CrawlRequest, Error, ErrorKind, IngestionClaim, IngestionState, JobId, JobRecord,
+    JobStatus, JobStore, PageOutcome, Result,
 };
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -39,6 +39,12 @@ const CHANGES: &str = "changes";
 const INGESTED_AT: &str = "ingested_at";
 /// Epoch seconds until which one finalise run holds the ingestion hand-off.
 const INGEST_LEASE: &str = "ingest_lease_until";
+/// The hand-off's state: `pending` (absent), `delivered` or `failed`.
+const INGEST_STATE: &str = "ingestion";
+/// Why the last hand-off failed.
+const INGEST_REASON: &str = "ingestion_reason";
+/// Hand-offs started.
+const INGEST_ATTEMPTS: &str = "ingestion_attempts";
 /// Index of jobs by assistant, newest last.
 pub const ASSISTANT_INDEX: &str = "assistant-index";
 
@@ -210,6 +216,15 @@ impl DynamoJobStore {
             at("unchanged"),
             at("removed"),
         );
+        // `ingested_at` alone (an item written before the state was kept) means delivered.
+        r.ingestion.state = match get_s(item, INGEST_STATE) {
+            _ if item.contains_key(INGESTED_AT) => IngestionState::Delivered,
+            Some("failed") => IngestionState::Failed,
+            _ => IngestionState::Pending,
+        };
+        r.ingestion.reason = get_s(item, INGEST_REASON).map(str::to_owned);
+        r.ingestion.attempts = get_n(item, INGEST_ATTEMPTS).unwrap_or(0);
+        r.ingestion.lease_until = get_n(item, INGEST_LEASE);
         Ok(r)
     }
 
@@ -272,81 +287,6 @@ impl DynamoJobStore {
                 }
             }
         }
-    }
-}
-
-/// Who may hand a completed job's documents to the ingestor (see
-/// [`DynamoJobStore::begin_ingestion`]).
-#[cfg(feature = "aws-lambda")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ingestion {
-    /// This caller: call the ingestor, then [`DynamoJobStore::end_ingestion`].
-    Mine,
-    /// Already done for this job.
-    Done,
-    /// Another run holds the hand-off (until its lease ends).
-    Busy,
-    /// The job is not COMPLETED: nothing to hand off.
-    NotCompleted,
-}
-
-#[cfg(feature = "aws-lambda")]
-impl DynamoJobStore {
-    /// Takes the job's one ingestion hand-off for `lease`: a conditional update that
-    /// succeeds only on a COMPLETED job not yet ingested and not held by a live lease.
-    pub(crate) async fn begin_ingestion(
-        &self,
-        job: &JobId,
-        lease: std::time::Duration,
-    ) -> Result<Ingestion> {
-        let now = self.clock.now().unix_timestamp();
-        let until = now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX / 2));
-        let applied = self
-            .update(job, |r| {
-                r.update_expression("SET #l = :until")
-                    .condition_expression(
-                        "attribute_exists(#pk) AND #st = :completed AND attribute_not_exists(#i) \
-                         AND (attribute_not_exists(#l) OR #l <= :now)",
-                    )
-                    .expression_attribute_names("#st", STATUS)
-                    .expression_attribute_names("#i", INGESTED_AT)
-                    .expression_attribute_names("#l", INGEST_LEASE)
-                    .expression_attribute_values(":completed", s(JobStatus::Completed.as_str()))
-                    .expression_attribute_values(":until", n(until))
-                    .expression_attribute_values(":now", n(now))
-            })
-            .await?;
-        if applied {
-            return Ok(Ingestion::Mine);
-        }
-        let item = self.item(job).await?.unwrap_or_default();
-        Ok(if item.contains_key(INGESTED_AT) {
-            Ingestion::Done
-        } else if get_s(&item, STATUS) != Some(JobStatus::Completed.as_str()) {
-            Ingestion::NotCompleted
-        } else {
-            Ingestion::Busy
-        })
-    }
-
-    /// Ends the hand-off taken by [`begin_ingestion`](Self::begin_ingestion): marks the job
-    /// ingested when `delivered`, else releases the lease so a retry can take it.
-    pub(crate) async fn end_ingestion(&self, job: &JobId, delivered: bool) -> Result<()> {
-        let now = rfc3339(self.clock.now());
-        self.update(job, |r| {
-            let r = r
-                .condition_expression("attribute_exists(#pk)")
-                .expression_attribute_names("#l", INGEST_LEASE);
-            if delivered {
-                r.update_expression("SET #i = :now REMOVE #l")
-                    .expression_attribute_names("#i", INGESTED_AT)
-                    .expression_attribute_values(":now", s(now))
-            } else {
-                r.update_expression("REMOVE #l")
-            }
-        })
-        .await
-        .map(|_| ())
     }
 }
 
@@ -555,6 +495,69 @@ impl JobStore for DynamoJobStore {
         .await
     }
 
+    async fn begin_ingestion(
+        &self,
+        job: &JobId,
+        lease: std::time::Duration,
+    ) -> Result<IngestionClaim> {
+        let now = self.clock.now().unix_timestamp();
+        let until = now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX / 2));
+        let applied = self
+            .update(job, |r| {
+                r.update_expression("SET #l = :until ADD #a :one")
+                    .condition_expression(
+                        "attribute_exists(#pk) AND #st = :completed AND attribute_not_exists(#i) \
+                         AND (attribute_not_exists(#l) OR #l <= :now)",
+                    )
+                    .expression_attribute_names("#st", STATUS)
+                    .expression_attribute_names("#i", INGESTED_AT)
+                    .expression_attribute_names("#l", INGEST_LEASE)
+                    .expression_attribute_names("#a", INGEST_ATTEMPTS)
+                    .expression_attribute_values(":completed", s(JobStatus::Completed.as_str()))
+                    .expression_attribute_values(":until", n(until))
+                    .expression_attribute_values(":now", n(now))
+                    .expression_attribute_values(":one", n(1))
+            })
+            .await?;
+        let item = self.item(job).await?.ok_or_else(|| self.not_found(job))?;
+        Ok(if applied {
+            IngestionClaim::Mine {
+                attempt: get_n(&item, INGEST_ATTEMPTS).unwrap_or(1),
+            }
+        } else if item.contains_key(INGESTED_AT) {
+            IngestionClaim::Delivered
+        } else if get_s(&item, STATUS) != Some(JobStatus::Completed.as_str()) {
+            IngestionClaim::NotCompleted
+        } else {
+            IngestionClaim::Busy
+        })
+    }
+
+    async fn end_ingestion(&self, job: &JobId, failure: Option<String>) -> Result<()> {
+        let now = rfc3339(self.clock.now());
+        // A delivered job stays delivered: the condition skips it.
+        self.update(job, |r| {
+            let r = r
+                .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#i)")
+                .expression_attribute_names("#i", INGESTED_AT)
+                .expression_attribute_names("#l", INGEST_LEASE)
+                .expression_attribute_names("#s", INGEST_STATE)
+                .expression_attribute_names("#r", INGEST_REASON);
+            match failure {
+                None => r
+                    .update_expression("SET #i = :now, #s = :delivered REMOVE #l, #r")
+                    .expression_attribute_values(":now", s(now))
+                    .expression_attribute_values(":delivered", s("delivered")),
+                Some(reason) => r
+                    .update_expression("SET #s = :failed, #r = :reason REMOVE #l")
+                    .expression_attribute_values(":failed", s("failed"))
+                    .expression_attribute_values(":reason", s(reason)),
+            }
+        })
+        .await
+        .map(|_| ())
+    }
+
     async fn delete(&self, job: &JobId) -> Result<()> {
         let res = self
             .client
@@ -580,75 +583,5 @@ impl JobStore for DynamoJobStore {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::SHARED
-    }
-}
-
-#[cfg(all(test, feature = "aws-lambda"))]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[tokio::test]
-    async fn the_ingestion_hand_off_is_taken_once_and_released_on_failure() {
-        let Some(ep) = super::super::test_moto::endpoint() else {
-            return;
-        };
-        let jobs = super::super::test_moto::jobs(&ep).await;
-        let job = JobId::new();
-        let req = CrawlRequest::builder("http://127.0.0.1:9/")
-            .build()
-            .unwrap();
-        jobs.create(&JobRecord::new(job.clone(), req, OffsetDateTime::now_utc()))
-            .await
-            .unwrap();
-        let lease = Duration::from_secs(600);
-        assert_eq!(
-            jobs.begin_ingestion(&job, lease).await.unwrap(),
-            Ingestion::NotCompleted
-        );
-        jobs.finish(&job, JobStatus::Completed, None).await.unwrap();
-        assert_eq!(
-            jobs.begin_ingestion(&job, lease).await.unwrap(),
-            Ingestion::Mine
-        );
-        // A second run while the first holds the lease.
-        assert_eq!(
-            jobs.begin_ingestion(&job, lease).await.unwrap(),
-            Ingestion::Busy
-        );
-        // The first run's delivery failed: the lease is released for the retry.
-        jobs.end_ingestion(&job, false).await.unwrap();
-        assert_eq!(
-            jobs.begin_ingestion(&job, lease).await.unwrap(),
-            Ingestion::Mine
-        );
-        jobs.end_ingestion(&job, true).await.unwrap();
-        assert_eq!(
-            jobs.begin_ingestion(&job, lease).await.unwrap(),
-            Ingestion::Done
-        );
-        // An expired lease (a run that died) can be taken over.
-        let other = JobId::new();
-        let req = CrawlRequest::builder("http://127.0.0.1:9/")
-            .build()
-            .unwrap();
-        jobs.create(&JobRecord::new(
-            other.clone(),
-            req,
-            OffsetDateTime::now_utc(),
-        ))
-        .await
-        .unwrap();
-        jobs.finish(&other, JobStatus::Completed, None)
-            .await
-            .unwrap();
-        assert_eq!(
-            jobs.begin_ingestion(&other, Duration::ZERO).await.unwrap(),
-            Ingestion::Mine
-        );
-        assert_eq!(
-            jobs.begin_ingestion(&other, lease).await.unwrap(),
-            Ingestion::Mine
-        );
     }
 }

@@ -15,7 +15,6 @@ pub(crate) mod test_moto;
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
 #[cfg(feature = "aws-lambda")]
-pub(crate) use jobs::Ingestion;
 pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
 #[cfg(feature = "aws-lambda")]
 pub(crate) use ledger::LevelLedger;

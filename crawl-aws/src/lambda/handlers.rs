@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crawl_core::engine::{
-    finalise_run, process_page, strip_site_template, PageContext, SyncRun, TemplateOptions,
+    finalise_run, hand_off, process_page, strip_site_template, HandOff, PageContext, SyncRun,
+    TemplateOptions,
 };
 use crawl_core::url::normalize;
 use crawl_core::{
@@ -22,7 +23,6 @@ use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
 use super::state::{get_json, level_name, put_json, report_name, s3_key, seen_name, ROBOTS_NAME};
-use crate::dynamo::Ingestion;
 use crate::sfn::{HandlerError, ERR_INGEST_BUSY, ERR_INVALID, ERR_JOB_FAILED, INGEST_LEASE_SECS};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
@@ -375,9 +375,11 @@ const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(INGEST_
 
 /// Finalise: the site-template pass over the stored documents, the sink's manifest, the
 /// job COMPLETED, then the ingestion hand-off: [`Services::ingestor`] is called once per
-/// completed job with its documents. Idempotent: a re-delivered finalise finds the job
-/// already ingested (a flag in the job store) and calls nothing; a failed hand-off is
-/// reported as the handler's error and left for the retry. Returns the final record.
+/// completed job with its diff ([`hand_off`]). Idempotent: a re-delivered finalise finds the
+/// job already delivered (recorded in the job store) and calls nothing. A failed hand-off
+/// is recorded on the job (`ingestion` failed with the reason and the attempt count); a
+/// temporary one is also the handler's error, for the state machine's retry. Returns the
+/// final record.
 pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     let job = st.job_id;
     let record = record_of(svc, &job).await?;
@@ -400,22 +402,17 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
         }
     };
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
-    let record = record_of(svc, &job).await?;
     if let Some(ingestor) = &svc.ingestor {
-        match svc.jobs.begin_ingestion(&job, INGEST_LEASE).await? {
-            Ingestion::Mine => {
-                let diff = match diff {
-                    Some(d) => d,
-                    None => crawl_core::RunDiff::all_added(
-                        crawl_core::Sink::list(&*svc.sink, &job).await?,
-                    ),
-                };
-                let res = ingestor.on_completed(&record, &diff).await;
-                svc.jobs.end_ingestion(&job, res.is_ok()).await?;
-                res?;
-            }
-            Ingestion::Done | Ingestion::NotCompleted => {}
-            Ingestion::Busy => {
+        let sink: &dyn crawl_core::Sink = &*svc.sink;
+        match hand_off(&*svc.jobs, sink, &**ingestor, &job, diff, INGEST_LEASE).await? {
+            HandOff::Delivered | HandOff::AlreadyDelivered | HandOff::NotCompleted => {}
+            // Recorded on the job (`ingestion` failed, with the reason); a temporary
+            // refusal is also the handler's error, for the state machine's retry. A
+            // lasting one ends the execution with the job COMPLETED and its hand-off
+            // failed, to retry through the job API once the knowledge base is fixed.
+            HandOff::Failed(e) if e.is_temporary() => return Err(e.into()),
+            HandOff::Failed(_) => {}
+            HandOff::Busy => {
                 return Err(HandlerError::new(
                     ERR_INGEST_BUSY,
                     format!("job {job}: another finalise run is handing it to {ingestor}"),
@@ -423,7 +420,7 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
             }
         }
     }
-    Ok(record)
+    record_of(svc, &job).await
 }
 
 /// Mark failed: the job ends FAILED with the caught error's message as the reason.

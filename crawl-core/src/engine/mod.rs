@@ -2,11 +2,13 @@
 
 mod admit;
 mod context;
+mod handoff;
 mod page;
 mod run;
 mod sync;
 
 pub use context::{request_gate, PageContext};
+pub use handoff::{hand_off, retry_ingestion, stored_diff, HandOff, INGEST_LEASE};
 pub use page::{probe_soft_404, process_page, strip_site_template, PageResult};
 pub use sync::{
     begin_run, body_hash, finalise_run, is_removal_evidence, pending_name, source_for, SyncRun,
@@ -144,6 +146,27 @@ impl Crawler {
         )
         .await?;
         Ok((source, self.spawn(record, fetcher, false)))
+    }
+
+    /// Hands a COMPLETED job whose knowledge-base hand-off failed to the crawler's ingestor
+    /// again, without crawling: the diff is read back from the sink (a run's
+    /// `changes.jsonl`, or every document of a plain crawl). Returns the record after the
+    /// attempt (`ingestion` delivered, or failed with the reason); refused with
+    /// [`ErrorKind::Conflict`] when it is already delivered, in progress, or the job is not
+    /// COMPLETED. See [`retry_ingestion`].
+    pub async fn retry_ingestion(&self, job: &JobId) -> Result<JobRecord> {
+        retry_ingestion(
+            &*self.inner.jobs,
+            &*self.inner.sink,
+            &*self.inner.ingestor,
+            job,
+        )
+        .await
+    }
+
+    /// The ingestor completed jobs are handed to.
+    pub fn ingestor(&self) -> &DynIngestor {
+        &self.inner.ingestor
     }
 
     /// Starts a job in the background and returns its handle.

@@ -79,8 +79,17 @@ impl JobRun {
                 }
                 Ok(diff) => {
                     jobs.finish(&id, JobStatus::Completed, None).await?;
-                    let record = self.current().await?;
-                    self.inner.ingestor.on_completed(&record, &diff).await?;
+                    // A refused hand-off leaves the job COMPLETED with `ingestion` failed
+                    // and its reason, for a retry (Crawler::retry_ingestion).
+                    super::handoff::hand_off(
+                        &**jobs,
+                        &*self.inner.sink,
+                        &*self.inner.ingestor,
+                        &id,
+                        Some(diff),
+                        super::handoff::INGEST_LEASE,
+                    )
+                    .await?;
                 }
             },
             Err(Stop::Cancelled) => {

@@ -361,8 +361,8 @@ pub async fn finalise_run(
                             sink.replace(&stored, &doc).await?;
                             p.change = Some(PageChange::Changed);
                             diff.counts.changed += 1;
-                            // The upsert carries the new version's hash, not the stored one.
-                            p.content_hash = hash.clone();
+                            // With the new hash (as `changes.jsonl` has it), not the old one.
+                            p.content_hash.clone_from(&hash);
                             diff.upserts.push(stored_of(p));
                         }
                         p.content_hash = hash;
@@ -382,9 +382,11 @@ pub async fn finalise_run(
             }
             Some(PageChange::Unchanged) => diff.counts.unchanged += 1,
             Some(PageChange::Removed) => {
-                let gone = sink.remove(&sync.documents, &p.url).await?;
+                // The source's entry (key and hash), as `changes.jsonl` has it: a retried
+                // hand-off reads the same diff back from there.
+                sink.remove(&sync.documents, &p.url).await?;
                 diff.counts.removed += 1;
-                diff.deletions.push(gone.unwrap_or_else(|| stored_of(p)));
+                diff.deletions.push(stored_of(p));
             }
             None => {}
         }

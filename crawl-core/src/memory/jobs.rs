@@ -129,6 +129,19 @@ impl JobStore for MemoryJobStore {
         self.with(job, |r| r.try_finish(status, failure, now))
     }
 
+    async fn begin_ingestion(
+        &self,
+        job: &JobId,
+        lease: std::time::Duration,
+    ) -> Result<crate::IngestionClaim> {
+        let now = self.clock.now().unix_timestamp();
+        self.with(job, |r| r.try_begin_ingestion(now, lease.as_secs()))
+    }
+
+    async fn end_ingestion(&self, job: &JobId, failure: Option<String>) -> Result<()> {
+        self.with(job, |r| r.end_ingestion(failure))
+    }
+
     async fn delete(&self, job: &JobId) -> Result<()> {
         let mut g = self
             .inner

@@ -1,12 +1,13 @@
 use std::collections::BTreeMap;
 use std::fmt::{Debug, Display};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
 use super::Capabilities;
 use crate::error::Result;
-use crate::job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome};
+use crate::job::{ChangeCounts, IngestionClaim, JobId, JobRecord, JobStatus, PageOutcome};
 
 /// Keeps job records and the counters that make page caps exact.
 ///
@@ -25,6 +26,12 @@ use crate::job::{ChangeCounts, JobId, JobRecord, JobStatus, PageOutcome};
 ///   finished job is a no-op that returns `false`.
 /// - `record_changes` sets the job's diff counters (a run of a source, as it finalises);
 ///   setting them again replaces them.
+/// - `begin_ingestion` atomically takes a COMPLETED job's hand-off to the knowledge base
+///   for `lease` (under any concurrency, one caller gets [`IngestionClaim::Mine`] until it
+///   calls `end_ingestion` or the lease ends), counting one more attempt; a delivered job
+///   answers `Delivered`, a held one `Busy`, a job not COMPLETED `NotCompleted`.
+///   `end_ingestion` records the attempt's outcome (`delivered`, or `failed` with the
+///   reason) and releases the hand-off; a delivered job never goes back to failed.
 /// - `delete` removes the record; unknown ids are [`ErrorKind::NotFound`](crate::ErrorKind).
 #[async_trait]
 pub trait JobStore: Debug + Display + Send + Sync + 'static {
@@ -74,6 +81,11 @@ pub trait JobStore: Debug + Display + Send + Sync + 'static {
             format!("{self} cannot record a run's changes"),
         ))
     }
+    /// Takes the job's hand-off to the knowledge base for `lease` (see the contract).
+    async fn begin_ingestion(&self, job: &JobId, lease: Duration) -> Result<IngestionClaim>;
+    /// Ends the hand-off taken by [`begin_ingestion`](Self::begin_ingestion): delivered
+    /// when `failure` is `None`, else failed for that reason.
+    async fn end_ingestion(&self, job: &JobId, failure: Option<String>) -> Result<()>;
     /// Removes the job's record.
     async fn delete(&self, job: &JobId) -> Result<()>;
 
@@ -126,6 +138,12 @@ impl<T: JobStore + ?Sized> JobStore for Arc<T> {
     }
     async fn record_changes(&self, job: &JobId, changes: &ChangeCounts) -> Result<()> {
         (**self).record_changes(job, changes).await
+    }
+    async fn begin_ingestion(&self, job: &JobId, lease: Duration) -> Result<IngestionClaim> {
+        (**self).begin_ingestion(job, lease).await
+    }
+    async fn end_ingestion(&self, job: &JobId, failure: Option<String>) -> Result<()> {
+        (**self).end_ingestion(job, failure).await
     }
     async fn delete(&self, job: &JobId) -> Result<()> {
         (**self).delete(job).await
