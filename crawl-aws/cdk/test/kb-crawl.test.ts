@@ -94,25 +94,53 @@ describe('cdk-nag AwsSolutions', () => {
 });
 
 describe('KbCrawl', () => {
-  test('creates the workflow, six functions, three tables, a bucket and the HTTP API with five JWT routes', () => {
+  test('creates the workflow, six functions, four tables, a bucket, the schedule group and the HTTP API with twelve JWT routes', () => {
     const { template } = host();
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     template.resourceCountIs('AWS::Lambda::Function', 6);
-    template.resourceCountIs('AWS::DynamoDB::Table', 3);
+    template.resourceCountIs('AWS::DynamoDB::Table', 4);
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
     template.resourceCountIs('AWS::S3::Bucket', 1);
     template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    template.resourceCountIs('AWS::ApiGatewayV2::Route', 5);
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', 12);
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: JWT.issuer, Audience: JWT.audience },
     });
     for (const key of ['POST /assistants/{assistant_id}/crawl', 'GET /assistants/{assistant_id}/crawl/{crawl_job_id}',
-      'DELETE /assistants/{assistant_id}/crawl/{crawl_job_id}', 'GET /assistants/{assistant_id}/crawls']) {
+      'DELETE /assistants/{assistant_id}/crawl/{crawl_job_id}', 'GET /assistants/{assistant_id}/crawls',
+      'POST /assistants/{assistant_id}/sources', 'PATCH /assistants/{assistant_id}/sources/{source_id}',
+      'POST /assistants/{assistant_id}/sources/{source_id}/sync']) {
       template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: key, AuthorizationType: 'JWT' });
     }
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'assistant-index' })],
     });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'tenant-index' })],
+    });
+  });
+
+  test('the scheduler role may only start this state machine, and the API may only pass it to EventBridge Scheduler', () => {
+    const { template } = host();
+    const roles = template.findResources('AWS::IAM::Role', {
+      Properties: { AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'scheduler.amazonaws.com' } })] } },
+    });
+    expect(Object.keys(roles)).toHaveLength(1);
+    const [roleId] = Object.keys(roles);
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter(
+      (p: any) => JSON.stringify(p.Properties.Roles).includes(roleId));
+    const statements = policies.flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    expect(statements).toHaveLength(1);
+    expect(statements[0].Action).toBe('states:StartExecution');
+    const all = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const pass = all.filter((s: any) => s.Action === 'iam:PassRole');
+    expect(pass).toHaveLength(1);
+    expect(pass[0].Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
+    const sched = all.filter((s: any) => JSON.stringify(s.Action).includes('scheduler:'));
+    expect(sched).toHaveLength(1);
+    expect(JSON.stringify(sched[0].Resource)).toContain('-src/*');
   });
 
   test('the Distributed Map concurrency and the scrape reserved concurrency follow maxConcurrency', () => {
@@ -142,7 +170,7 @@ describe('KbCrawl', () => {
       assistantsTable: dynamodb.Table.fromTableName(s, 'Assistants', 'host-assistants'),
     }));
     template.resourceCountIs('AWS::S3::Bucket', 0);
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    template.resourceCountIs('AWS::DynamoDB::Table', 3);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { KB_CRAWL_HANDLER: 'api', KB_CRAWL_S3_BUCKET: 'host-documents', KB_CRAWL_S3_PREFIX: 'crawls', KB_CRAWL_ASSISTANTS_TABLE: 'host-assistants' } },
     });
@@ -178,10 +206,10 @@ describe('KbCrawl', () => {
     }
   });
 
-  test('scrape reads its job and claims URLs, nothing else', () => {
+  test('scrape reads its job, claims URLs and reads and saves its pages\' state, nothing else', () => {
     const { template } = host();
     const actions = statementsOf(template, 'scrape').flatMap((s) => list(s.Action)).sort();
-    expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem',
+    expect(actions).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem',
       's3:GetObject', 's3:ListBucket', 's3:PutObject', 's3:PutObjectTagging'].sort());
   });
 
