@@ -78,7 +78,9 @@ async fn post(http: &reqwest::Client, url: String, body: Value) -> (u16, Value) 
 async fn wait_synced(http: &reqwest::Client, base: &str) -> Value {
     for _ in 0..600 {
         let v = get(http, format!("{base}/assistants/demo/sources")).await;
-        if v["sources"][0]["lastSync"]["status"] == "COMPLETED" {
+        // Completed, and its knowledge-base hand-off (the chunks) done.
+        let last = &v["sources"][0]["lastSync"];
+        if last["status"] == "COMPLETED" && last["ingestion"] == "delivered" {
             return v["sources"][0].clone();
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
