@@ -120,7 +120,18 @@ fn each_function_has_its_own_least_privilege_role() {
     }
     // The scrape worker (untrusted pages, Chromium) reads its job and claims URLs and host
     // slots; nothing else.
+    // It also reads and saves its pages' state in the sources table (GetItem, and
+    // BatchWriteItem for a page's states), and nothing else there.
     let scrape = statements(&tpl, &role_of(function(&tpl, "scrape")));
+    let (on_sources, scrape): (Vec<Value>, Vec<Value>) = scrape.into_iter().partition(|s| {
+        serde_json::to_string(&s["Resource"])
+            .unwrap()
+            .contains("SourcesTable")
+    });
+    assert_eq!(on_sources.len(), 1, "{on_sources:?}");
+    let mut granted = actions(&on_sources[0]);
+    granted.sort();
+    assert_eq!(granted, vec!["dynamodb:BatchWriteItem", "dynamodb:GetItem"]);
     let text = serde_json::to_string(&scrape).unwrap();
     for never in [
         "BatchWriteItem",
