@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use crawl_core::{JobId, JobRecord, StartCrawl};
+use crawl_core::{ChangeLine, JobId, JobRecord, StartCrawl};
 use serde_json::{Map, Value};
 
 use crate::auth::{Action, AuthorizerExt};
@@ -327,15 +327,7 @@ async fn delete(
         }
         sources::forget_documents(&state, &store, &source, std::slice::from_ref(&record)).await?;
     } else {
-        state.ingestor.on_deleted(&record).await.map_err(|e| {
-            tracing::error!(job = %record.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
-            ApiError::new(
-                StatusCode::BAD_GATEWAY,
-                None,
-                "the knowledge base did not confirm the removal (the detail is in the server log); \
-                 the job is kept, retry the DELETE",
-            )
-        })?;
+        sources::remove_from_kb(&state, &record, "the job").await?;
     }
     state.sink.delete_job(&record.id).await?;
     match state.jobs.delete(&record.id).await {
@@ -347,15 +339,6 @@ async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Answer line of `changes.jsonl`, as the finalise step writes it.
-#[derive(serde::Deserialize)]
-struct ChangeLine {
-    url: String,
-    change: String,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
 /// The pages a run of a source added, changed or removed (its `changes.jsonl`).
 async fn changes(
     State(state): State<ApiState>,
@@ -364,19 +347,13 @@ async fn changes(
 ) -> ApiResult<Json<ChangeList>> {
     authorize(&state, &headers, &assistant, Action::Read).await?;
     let record = owned_job(&state, &assistant, &job).await?;
-    let key = crawl_core::keys::aux_key(&record.id, "changes.jsonl")?;
+    let key = crawl_core::keys::aux_key(&record.id, ChangeLine::FILE)?;
     let mut changes = Vec::new();
     if let Some(bytes) = state.sink.get(&key).await? {
-        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            let l: ChangeLine = serde_json::from_slice(line).map_err(|e| {
-                crawl_core::Error::new(
-                    crawl_core::ErrorKind::Storage,
-                    format!("{key}: unreadable line ({e})"),
-                )
-            })?;
+        for l in ChangeLine::parse(&key, &bytes)? {
             changes.push(PageChangeView {
-                url: l.url,
-                change: l.change,
+                url: l.url.to_string(),
+                change: l.change.to_string(),
                 reason: l.reason,
             });
         }

@@ -50,17 +50,7 @@ pub(crate) fn request_of(
     state: &ApiState,
     source: &SourceRecord,
 ) -> crawl_core::Result<CrawlRequest> {
-    let body = match &source.settings {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    };
-    let mut body = StartCrawl::from_object(body)?;
-    if body.url.is_none() {
-        body.url = Some(source.root.to_string());
-    }
-    let mut request = body.into_request(&state.policy, &state.guardrails)?;
-    request.assistant_id = Some(source.tenant.clone());
-    Ok(request)
+    source.request(&state.policy, &state.guardrails)
 }
 
 /// The source as the API shows it, with its latest run.
@@ -365,15 +355,7 @@ pub(crate) async fn forget_documents(
     runs: &[JobRecord],
 ) -> ApiResult<()> {
     if let Some(latest) = runs.iter().max_by_key(|r| r.started_at) {
-        state.ingestor.on_deleted(latest).await.map_err(|e| {
-            tracing::error!(job = %latest.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
-            ApiError::new(
-                StatusCode::BAD_GATEWAY,
-                None,
-                "the knowledge base did not confirm the removal (the detail is in the server \
-                 log); the source is kept, retry the DELETE",
-            )
-        })?;
+        remove_from_kb(state, latest, "the source").await?;
     }
     if let Some(docs) = &source.documents {
         state.sink.delete_job(docs).await?;
@@ -399,4 +381,20 @@ pub(crate) async fn source_of_run(
     };
     let runs = runs_of(state, &source).await?;
     Ok(Some((Arc::clone(&store), source, runs)))
+}
+
+/// Tells the knowledge base `job` is deleted; a refusal answers 502 saying `kept` stays (the
+/// detail goes to the log), so the DELETE can be retried.
+pub(crate) async fn remove_from_kb(state: &ApiState, job: &JobRecord, kept: &str) -> ApiResult<()> {
+    state.ingestor.on_deleted(job).await.map_err(|e| {
+        tracing::error!(job = %job.id, ingestor = %state.ingestor, error = %e, "knowledge base removal failed");
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            None,
+            format!(
+                "the knowledge base did not confirm the removal (the detail is in the server \
+                 log); {kept} is kept, retry the DELETE"
+            ),
+        )
+    })
 }

@@ -39,7 +39,8 @@ pub use request::{
     DEFAULT_MAX_LINKS_PER_PAGE,
 };
 pub use source::{
-    PageBatch, PageChange, PageState, RunDiff, Schedule, SourceId, SourceRecord, SyncTarget,
+    ChangeLine, PageBatch, PageChange, PageState, RunDiff, Schedule, SourceId, SourceRecord,
+    SyncTarget,
 };
 pub use start::{CrawlPolicy, StartCrawl};
 pub use traits::*;

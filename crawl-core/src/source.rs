@@ -142,6 +142,29 @@ impl SourceRecord {
     }
 }
 
+impl SourceRecord {
+    /// The crawl request a run of the source uses: its stored settings (the caller's part,
+    /// a [`StartCrawl`](crate::StartCrawl); the root URL when they name none) under the
+    /// deployment's policy and guardrails, for its tenant. The error names the field.
+    pub fn request(
+        &self,
+        policy: &crate::CrawlPolicy,
+        guardrails: &crate::Guardrails,
+    ) -> Result<crate::CrawlRequest> {
+        let body = match &self.settings {
+            serde_json::Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        let mut body = crate::StartCrawl::from_object(body)?;
+        if body.url.is_none() {
+            body.url = Some(self.root.to_string());
+        }
+        let mut request = body.into_request(policy, guardrails)?;
+        request.assistant_id = Some(self.tenant.clone());
+        Ok(request)
+    }
+}
+
 /// When a source's runs start on their own: `none`, `daily`, `weekly` (at 03:00 in the time
 /// zone; `weekly` on Sundays), or a five-field cron expression, each in an IANA time zone.
 ///
@@ -457,6 +480,60 @@ impl PageBatch {
             _ => None,
         };
         PageBatch { pages, next }
+    }
+}
+
+/// One line of a run's `{run}/changes.jsonl`: a page the run added, changed or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ChangeLine {
+    /// The page's canonical URL.
+    pub url: Url,
+    /// Its document key.
+    pub key: String,
+    /// `added`, `changed` or `removed`.
+    pub change: PageChange,
+    /// The hash of its markdown after the run (for a removed page, the stored one).
+    pub content_hash: String,
+    /// The hash before the run (`null` for a page it added).
+    #[serde(default)]
+    pub previous_hash: Option<String>,
+    /// Why it was removed (or found unchanged); `null` otherwise.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl ChangeLine {
+    /// The name of the file among the run's auxiliary objects.
+    pub const FILE: &'static str = "changes.jsonl";
+
+    /// The line of a page's state as the run left it.
+    pub fn of(p: &PageState) -> Self {
+        ChangeLine {
+            url: p.url.clone(),
+            key: p.key.clone(),
+            change: p.change.unwrap_or(PageChange::Unchanged),
+            content_hash: p.content_hash.clone(),
+            previous_hash: p.previous_hash.clone(),
+            reason: p.reason.clone(),
+        }
+    }
+
+    /// Reads a `changes.jsonl` file; the error names the file.
+    pub fn parse(name: &str, bytes: &[u8]) -> Result<Vec<ChangeLine>> {
+        bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|line| {
+                serde_json::from_slice(line).map_err(|e| {
+                    Error::new(
+                        crate::ErrorKind::Storage,
+                        format!("{name}: malformed line ({e})"),
+                    )
+                })
+            })
+            .collect()
     }
 }
 

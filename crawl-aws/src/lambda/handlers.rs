@@ -185,19 +185,9 @@ async fn init_scheduled(svc: &Services, sync: super::events::ScheduledSync) -> H
                 ),
             )
         })?;
-    let body = match &source.settings {
-        serde_json::Value::Object(m) => m.clone(),
-        _ => serde_json::Map::new(),
-    };
-    let mut body = crawl_core::StartCrawl::from_object(body)
+    let request = source
+        .request(&svc.policy, &svc.guardrails)
         .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
-    if body.url.is_none() {
-        body.url = Some(source.root.to_string());
-    }
-    let mut request = body
-        .into_request(&svc.policy, &svc.guardrails)
-        .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
-    request.assistant_id = Some(source.tenant.clone());
     let jobs: crawl_core::DynJobStore = Arc::clone(&svc.jobs) as _;
     let record = match crawl_core::engine::begin_run(
         sources,

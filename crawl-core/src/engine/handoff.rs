@@ -6,14 +6,12 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use tracing::warn;
-use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{IngestionClaim, JobId, JobRecord};
 use crate::page::StoredDoc;
-use crate::source::{PageChange, RunDiff};
+use crate::source::{ChangeLine, PageChange, RunDiff};
 use crate::traits::{Ingestor, JobStore, Sink};
 
 /// How long one embedded hand-off holds a job (a process that dies holding it lets a retry
@@ -105,16 +103,6 @@ pub async fn retry_ingestion(
         .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))
 }
 
-/// One line of `{run}/changes.jsonl`, as [`stored_diff`] reads it back.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ChangeLine {
-    url: Url,
-    key: String,
-    change: PageChange,
-    content_hash: String,
-}
-
 /// The diff a completed job handed (or would hand) to the knowledge base, read back from
 /// what it stored: for a run of a source, its `{run}/changes.jsonl` (added and changed
 /// pages upserted, removed ones deleted) with the job's change counters; for a plain
@@ -123,7 +111,7 @@ pub async fn stored_diff(sink: &dyn Sink, record: &JobRecord) -> Result<RunDiff>
     if record.request.sync.is_none() {
         return Ok(RunDiff::all_added(sink.list(&record.id).await?));
     }
-    let key = crate::keys::aux_key(&record.id, "changes.jsonl")?;
+    let key = crate::keys::aux_key(&record.id, ChangeLine::FILE)?;
     let bytes = sink.get(&key).await?.ok_or_else(|| {
         Error::new(
             ErrorKind::NotFound,
@@ -134,9 +122,7 @@ pub async fn stored_diff(sink: &dyn Sink, record: &JobRecord) -> Result<RunDiff>
         counts: record.progress.changes,
         ..RunDiff::default()
     };
-    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-        let l: ChangeLine = serde_json::from_slice(line)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("{key}: malformed line ({e})")))?;
+    for l in ChangeLine::parse(&key, &bytes)? {
         let doc = StoredDoc::new(l.url, l.key, l.content_hash);
         match l.change {
             PageChange::Added | PageChange::Changed => diff.upserts.push(doc),

@@ -234,18 +234,6 @@ impl SyncRun {
     }
 }
 
-/// One line of `{run}/changes.jsonl`.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ChangeLine<'a> {
-    url: &'a str,
-    key: &'a str,
-    change: PageChange,
-    content_hash: &'a str,
-    previous_hash: Option<&'a str>,
-    reason: Option<&'a str>,
-}
-
 /// Ends a run of a source: decides its pending pages (with the site template this run
 /// learned), strips the template from the pages it added, removes pages on evidence,
 /// writes `{run}/changes.jsonl`, the run's counters and the source's template, and
@@ -407,19 +395,13 @@ pub async fn finalise_run(
             Some(PageChange::Added | PageChange::Changed | PageChange::Removed)
         )
     }) {
-        let line = ChangeLine {
-            url: p.url.as_str(),
-            key: &p.key,
-            change: p.change.unwrap_or(PageChange::Unchanged),
-            content_hash: &p.content_hash,
-            previous_hash: p.previous_hash.as_deref(),
-            reason: p.reason.as_deref(),
-        };
+        let line = crate::source::ChangeLine::of(p);
         serde_json::to_writer(&mut lines, &line)
             .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, e.to_string()))?;
         lines.push(b'\n');
     }
-    sink.put_aux(run, "changes.jsonl", lines).await?;
+    sink.put_aux(run, crate::source::ChangeLine::FILE, lines)
+        .await?;
     jobs.record_changes(run, &diff.counts).await?;
 
     let template_md = template.template_markdown();
