@@ -579,3 +579,257 @@ async fn a_serverless_sync_gives_the_embedded_diff_and_documents() {
     );
     assert!(manifest.source_id.is_some());
 }
+
+/// A generated site on 127.0.0.1 whose answers come after a random delay of up to 40 ms
+/// (pages end in a different order every run): `/` links `/n0`..`/n9`; `/nI` links
+/// `/nI-0`..`/nI-9` and, out of order, one child of each of two siblings (reachable at two
+/// depths through two parents). `/sitemap.xml` answers `sitemap` with `ORIGIN` replaced by
+/// the site's origin, when given (else 404).
+async fn delayed_tree(sitemap: Option<&'static str>) -> DelayedTree {
+    use axum::http::{header, HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    use std::hash::BuildHasher;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let salt = std::collections::hash_map::RandomState::new();
+    let hits = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&hits);
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap| {
+        let delay = salt.hash_one((uri.path(), std::time::Instant::now())) % 40;
+        log.lock().unwrap().push(uri.path().to_owned());
+        async move {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            let path = uri.path();
+            if path == "/sitemap.xml" {
+                let host = headers
+                    .get(header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or_default();
+                return match sitemap {
+                    Some(xml) => (
+                        [(header::CONTENT_TYPE, "application/xml")],
+                        xml.replace("ORIGIN", &format!("http://{host}")),
+                    )
+                        .into_response(),
+                    None => StatusCode::NOT_FOUND.into_response(),
+                };
+            }
+            if path == "/robots.txt" {
+                return StatusCode::NOT_FOUND.into_response();
+            }
+            let links: Vec<String> = if path == "/" {
+                (0..10).map(|i| format!("/n{i}")).collect()
+            } else if let Some(i) = path.strip_prefix("/n").filter(|r| !r.contains('-')) {
+                let i: u32 = i.parse().unwrap_or(0);
+                let mut l: Vec<String> = (0..10).map(|j| format!("/n{i}-{j}")).collect();
+                l.push(format!("/n{}-{}", (i + 7) % 10, (i * 3) % 10));
+                l.insert(0, format!("/n{}-9", (i + 1) % 10));
+                l
+            } else {
+                Vec::new()
+            };
+            let list: String = links
+                .iter()
+                .map(|l| format!("<li><a href=\"{l}\">page {l}</a></li>"))
+                .collect();
+            let body = format!(
+                "<!doctype html><html><head><title>Page {path}</title></head><body><main>\
+                 <h1>Page {path}</h1><p>This is the page at {path}, with words enough to \
+                 keep.</p><ul>{list}</ul></main></body></html>"
+            );
+            ([(header::CONTENT_TYPE, "text/html")], body).into_response()
+        }
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    DelayedTree {
+        addr,
+        hits,
+        _task: AbortOnDrop(task),
+    }
+}
+
+/// The site of [`delayed_tree`]: its address and the paths requested, in order.
+struct DelayedTree {
+    addr: std::net::SocketAddr,
+    hits: Arc<std::sync::Mutex<Vec<String>>>,
+    _task: AbortOnDrop,
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The URL paths of a crawl's documents (keys of [`documents`]).
+fn paths(docs: &BTreeMap<String, String>) -> std::collections::BTreeSet<String> {
+    docs.keys()
+        .map(|u| url::Url::parse(u).unwrap().path().to_owned())
+        .collect()
+}
+
+/// Runs `req` serverless on a state machine whose scrape map runs `concurrency` pages at
+/// once.
+async fn execute_at(h: &Harness, req: &CrawlRequest, concurrency: u32) -> JobRecord {
+    let opts = SfnOptions::default()
+        .with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-")
+        .with_max_concurrency(concurrency);
+    let sm = h
+        .sfn(
+            "CreateStateMachine",
+            json!({
+                "name": format!("kb-crawl-{}", &JobId::new().as_str()[4..]),
+                "definition": state_machine(&opts).to_string(),
+                "roleArn": "arn:aws:iam::123456789012:role/kb-crawl-sfn",
+                "type": "STANDARD"
+            }),
+        )
+        .await;
+    let job = JobId::new();
+    let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
+    let ex = h
+        .sfn(
+            "StartExecution",
+            json!({
+                "stateMachineArn": sm["stateMachineArn"],
+                "name": job.as_str(),
+                "input": input
+            }),
+        )
+        .await;
+    for _ in 0..600 {
+        let d = h
+            .sfn(
+                "DescribeExecution",
+                json!({ "executionArn": ex["executionArn"] }),
+            )
+            .await;
+        if d["status"].as_str() != Some("RUNNING") {
+            assert_eq!(d["status"].as_str(), Some("SUCCEEDED"), "{d}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    h.svc.jobs.get(&job).await.unwrap().expect("job record")
+}
+
+fn tree_request(
+    addr: std::net::SocketAddr,
+    pages: u32,
+    sitemap: crawl_core::SitemapMode,
+) -> CrawlRequest {
+    CrawlRequest::builder(format!("http://{addr}/"))
+        .max_depth(3)
+        .max_pages(pages)
+        .concurrency(4)
+        .rate(None)
+        .sitemap(sitemap)
+        .detect_soft_404(false)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_capped_serverless_crawl_admits_the_embedded_pages_at_any_map_concurrency() {
+    if !services_available() {
+        return;
+    }
+    let site = delayed_tree(None).await;
+    let req = tree_request(site.addr, 37, crawl_core::SitemapMode::Off);
+    let (emb, emb_docs) = embedded(&req).await;
+    let expected = paths(&emb_docs);
+    assert_eq!(expected.len(), 37, "{emb:?}");
+    let h = Harness::start().await;
+    for concurrency in [1, 4, 16] {
+        let rec = execute_at(&h, &req, concurrency).await;
+        assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+        assert_eq!(rec.progress.pages_total, 37, "{rec:?}");
+        let docs = documents(&*h.svc.sink, &rec.id).await;
+        assert_eq!(paths(&docs), expected, "map concurrency {concurrency}");
+    }
+}
+
+/// A sitemap listing pages no link reaches (`/s0`..`/s9`: leaves), one that links reach
+/// only at depth 2 (`/n3-3`), the root (already admitted), an off-site URL and a `<loc>`
+/// that is not a URL.
+const TREE_SITEMAP: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+<url><loc>ORIGIN/</loc></url>\
+<url><loc>ORIGIN/s0</loc><lastmod>2026-01-02</lastmod></url>\
+<url><loc>ORIGIN/s1</loc></url><url><loc>ORIGIN/s2</loc></url>\
+<url><loc>ORIGIN/n3-3</loc></url>\
+<url><loc>https://elsewhere.example/page</loc></url>\
+<url><loc>ORIGIN/s3</loc></url><url><loc>not a url</loc></url>\
+<url><loc>ORIGIN/s4</loc></url><url><loc>ORIGIN/s5</loc></url><url><loc>ORIGIN/s6</loc></url>\
+<url><loc>ORIGIN/s7</loc></url><url><loc>ORIGIN/s8</loc></url><url><loc>ORIGIN/s9</loc></url>\
+</urlset>";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serverless_sitemaps_add_the_embedded_pages_under_a_cap() {
+    if !services_available() {
+        return;
+    }
+    let site = delayed_tree(Some(TREE_SITEMAP)).await;
+    let h = Harness::start().await;
+    // A cap the sitemap alone spends (9 pages: the root and 8 of its URLs), and one that
+    // leaves room for links.
+    for pages in [9, 30] {
+        let req = tree_request(site.addr, pages, crawl_core::SitemapMode::Auto);
+        let (emb, emb_docs) = embedded(&req).await;
+        let expected = paths(&emb_docs);
+        assert!(expected.contains("/s0"), "{expected:?}");
+        assert!(expected.contains("/n3-3"), "{expected:?}");
+        assert_eq!(expected.len() as u32, pages, "{expected:?}");
+        let rec = execute_at(&h, &req, 8).await;
+        assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+        let docs = documents(&*h.svc.sink, &rec.id).await;
+        assert_eq!(paths(&docs), expected, "cap {pages}");
+        assert_eq!(docs, emb_docs, "cap {pages}");
+        // The sitemap's counts are the embedded ones. `max_pages` is left out: links past
+        // the budget are counted once per page that has them embedded, once per level
+        // serverless (the plan step dedups a level's links before the budget).
+        let without_cap = |m: &BTreeMap<String, u64>| {
+            let mut m = m.clone();
+            m.remove("max_pages");
+            m
+        };
+        assert_eq!(
+            without_cap(&rec.progress.excluded),
+            without_cap(&emb.progress.excluded),
+            "cap {pages}"
+        );
+        assert_eq!(
+            rec.progress.excluded.get("sitemap_off_site"),
+            Some(&1),
+            "{:?}",
+            rec.progress.excluded
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_serverless_sync_skips_pages_whose_sitemap_lastmod_is_not_newer() {
+    if !services_available() {
+        return;
+    }
+    let site = delayed_tree(Some(TREE_SITEMAP)).await;
+    let h = Harness::start().await;
+    let req = tree_request(site.addr, 9, crawl_core::SitemapMode::Auto);
+    let first = serverless_sync(&h, &req, "ast-lastmod").await;
+    assert_eq!(first.progress.changes.added, 9, "{first:?}");
+    site.hits.lock().unwrap().clear();
+    let second = serverless_sync(&h, &req, "ast-lastmod").await;
+    // `/s0`'s lastmod (2026-01-02) is older than its last check: no request at all. The
+    // sitemap's other URLs have no lastmod and are asked conditionally.
+    let hits = site.hits.lock().unwrap().clone();
+    assert!(!hits.contains(&"/s0".to_owned()), "{hits:?}");
+    assert!(hits.contains(&"/s1".to_owned()), "{hits:?}");
+    assert_eq!(second.progress.changes.unchanged, 9, "{second:?}");
+    assert_eq!(second.progress.changes.removed, 0, "{second:?}");
+}

@@ -96,6 +96,14 @@ pub struct PageItem {
     pub url: Url,
     /// Its depth.
     pub depth: u32,
+    /// Its sitemap `<lastmod>`, when a sitemap listed it (a run of a source may then skip
+    /// the request for a page not changed since it was last checked).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub lastmod: Option<time::OffsetDateTime>,
 }
 
 /// What the scrape handler learnt about one page; stored in S3 for the plan step, and

@@ -14,7 +14,7 @@ use crawl_core::engine::{
 use crawl_core::url::normalize;
 use crawl_core::{
     DynDedupStore, DynFetcher, DynSink, ErrorKind, FrontierEntry, JobId, JobRecord, JobStatus,
-    PageOutcome, RenderMode,
+    PageOutcome, RenderMode, SitemapMode,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
+use super::sitemap::{SitemapSeed, SITEMAP_NAME};
 use super::state::{get_json, level_name, put_json, report_name, s3_key, seen_name, ROBOTS_NAME};
 use crate::sfn::{HandlerError, ERR_INGEST_BUSY, ERR_INVALID, ERR_JOB_FAILED, INGEST_LEASE_SECS};
 
@@ -110,6 +111,7 @@ async fn admit(
             job_id: job.clone(),
             url: e.url,
             depth: e.depth,
+            lastmod: e.lastmod,
         })
         .collect())
 }
@@ -240,6 +242,19 @@ async fn init_job(svc: &Services, record: JobRecord) -> HResult<LevelState> {
         }
         Err(e) => return Err(e.into()),
     };
+    // Sitemap URLs join the links at depth 1 (none past a depth of 0), kept for the plan
+    // step of that level; read once: a re-delivered Init finds them.
+    let req = &record.request;
+    if req.sitemap == SitemapMode::Auto
+        && req.max_depth >= crawl_core::sitemap::SITEMAP_DEPTH
+        && get_json::<SitemapSeed>(&svc.sink, &job, SITEMAP_NAME)
+            .await?
+            .is_none()
+    {
+        let seed = SitemapSeed::read(&ctx, &candidate.key).await?;
+        tracing::info!(job = %job, urls = seed.urls.len(), "sitemaps read");
+        put_json(&svc.sink, &job, SITEMAP_NAME, &seed).await?;
+    }
     let robots: RobotsSnapshot = snapshot
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
         .unwrap_or_default();
@@ -277,7 +292,8 @@ pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
     let ctx = context(svc, &job, &record, fetcher)
         .with_renderer(renderer)
         .with_sync(sync_of(svc, &record).await?);
-    let entry = FrontierEntry::new(item.url.clone(), item.depth);
+    let mut entry = FrontierEntry::new(item.url.clone(), item.depth);
+    entry.lastmod = item.lastmod;
     let r = process_page(&ctx, &entry).await?;
     let mut report = PageReport {
         url: item.url,
@@ -347,10 +363,23 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
     let next_items = match get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(next)).await? {
         Some(done) => done,
         None => {
-            let candidates = ctx.link_candidates(&links, next).await?;
-            let mut extra = BTreeMap::new();
+            // Level 1 admits the sitemaps' URLs first, as the embedded engine does (it
+            // admits them before the root page is fetched), then the root's links.
+            let (mut candidates, mut extra) = match next {
+                crawl_core::sitemap::SITEMAP_DEPTH => {
+                    match get_json::<SitemapSeed>(&svc.sink, &job, SITEMAP_NAME).await? {
+                        Some(mut seed) => {
+                            let counts = std::mem::take(&mut seed.counts);
+                            (seed.candidates(&ctx), counts)
+                        }
+                        None => (Vec::new(), BTreeMap::new()),
+                    }
+                }
+                _ => (Vec::new(), BTreeMap::new()),
+            };
+            candidates.extend(ctx.link_candidates(&links, next).await?);
             if over_cap > 0 {
-                extra.insert("links_per_page".to_owned(), over_cap);
+                *extra.entry("links_per_page".to_owned()).or_default() += over_cap;
             }
             let admitted = admit(svc, &job, next, candidates, extra).await?;
             put_json(&svc.sink, &job, &level_name(next), &admitted).await?;

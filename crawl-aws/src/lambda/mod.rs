@@ -8,6 +8,7 @@ mod events;
 mod handlers;
 mod robots;
 mod services;
+mod sitemap;
 mod state;
 
 pub use events::{CaughtError, InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};

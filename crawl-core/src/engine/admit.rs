@@ -15,8 +15,7 @@ use crate::error::Result;
 use crate::sitemap::{SitemapReport, SitemapTarget, SitemapUrl};
 use crate::traits::{over_budget_counts, Admit, ExcludedCounts};
 
-/// The depth sitemap URLs are admitted at: as if the root linked to them.
-pub(super) const SITEMAP_DEPTH: u32 = 1;
+pub(super) use crate::sitemap::SITEMAP_DEPTH;
 
 pub(super) struct Admission {
     inner: Arc<Inner>,

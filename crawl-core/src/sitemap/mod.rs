@@ -37,6 +37,9 @@ use crate::url::{normalize, Scope};
 
 pub use parse::parse_lastmod;
 
+/// The depth sitemap URLs are admitted at: as if the root linked to them (embedded and
+/// serverless alike; none are read when the crawl's depth is 0).
+pub const SITEMAP_DEPTH: u32 = 1;
 /// Most URLs read from one sitemap file (the protocol's cap).
 pub const MAX_URLS_PER_FILE: u64 = 50_000;
 /// Most bytes read from one sitemap file, uncompressed (the protocol's cap, 50 MB).
