@@ -281,13 +281,21 @@ async fn counted_calls_of_the_fixture_site_and_generated_sites() {
             bless(&runs);
             if kind == "first" {
                 // Issue 15 item 2: a bounded number of write units per stored page, whatever
-                // its number of links (dedup claims, budget, counts, host slot). Before: 19 to
-                // 22. The issue's goal is 6; the page's reservation flag (2 units, in a
-                // transaction) and the source's page state (1) keep it at 7 to 11 here.
-                let per_page = calls.write_units / rec.progress.stored as f64;
+                // its number of links (dedup claims, budget, counts). Before: 19 to 22. The
+                // issue's goal is 6; the page's reservation flag (2 units, in a transaction)
+                // and the source's page state (1) keep it above that here. The host slot's
+                // writes depend on timing (an idle origin costs two updates, racing workers
+                // retry), so they are printed on their own and not bounded by this test.
+                let stored = rec.progress.stored as f64;
+                let per_page = (calls.write_units - calls.slot_write_units) / stored;
+                println!(
+                    "COUNTED: generated {pages} first: {per_page:.2} write units per page \
+                     besides the host slot's {:.2}",
+                    calls.slot_write_units / stored
+                );
                 assert!(
-                    per_page <= 12.0,
-                    "{per_page:.2} write units per stored page"
+                    per_page <= 10.0,
+                    "{per_page:.2} write units per stored page besides the host slot"
                 );
             }
         }

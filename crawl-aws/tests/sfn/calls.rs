@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+/// The partition key of the host limiter's slots (crawl-aws/src/dynamo/limiter.rs).
+const HOST_SLOT_PARTITION: &str = "\u{1}host-limiter";
+
 /// What one crawl (or any stretch of calls) cost in requests.
 #[derive(Debug, Default, Clone)]
 pub struct Calls {
@@ -17,6 +20,11 @@ pub struct Calls {
     /// DynamoDB on-demand write request units (1 per item written, 2 per item of a
     /// transaction; items are under 1 KB here).
     pub write_units: f64,
+    /// The part of `write_units` spent on the host limiter's slot (its conditional
+    /// `UpdateItem`s, failed ones included). It depends on timing: an idle origin costs a
+    /// second update, and concurrent workers racing for an idle slot retry, so it is
+    /// reported on its own and kept out of the bounded per-page figure.
+    pub slot_write_units: f64,
     /// DynamoDB read request units (0.5 per eventually consistent item read or 4 KB of a
     /// query's answer, 1 when strongly consistent, 2 per item of a transaction).
     pub read_units: f64,
@@ -61,6 +69,10 @@ impl Calls {
                 let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
                 let (w, r) = dynamo_units(&op, &req, answer.len());
                 self.write_units += w;
+                if op == "UpdateItem" && req["Key"]["pk"]["S"].as_str() == Some(HOST_SLOT_PARTITION)
+                {
+                    self.slot_write_units += w;
+                }
                 self.read_units += r;
                 self.bump(format!("dynamodb {op}"));
             }
@@ -116,6 +128,7 @@ impl Calls {
         json!({
             "ops": self.ops,
             "dynamodb_write_units": self.write_units,
+            "dynamodb_slot_write_units": self.slot_write_units,
             "dynamodb_read_units": self.read_units,
             "lambda": lambda,
         })
