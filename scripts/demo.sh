@@ -14,5 +14,7 @@ for _ in $(seq 1 50); do
 done
 profile_flag=--release
 [[ "${PROFILE:-release}" == dev ]] && profile_flag=
-cargo run $profile_flag --example crawl -- "http://127.0.0.1:$port/" --out ./kb \
+# DEMO_CARGO_FLAGS: more cargo flags (the test command passes --all-features to reuse its
+# build of the example).
+cargo run $profile_flag ${DEMO_CARGO_FLAGS:-} --example crawl -- "http://127.0.0.1:$port/" --out ./kb \
   --allow-private-network --depth 3 "$@"
