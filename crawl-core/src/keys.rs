@@ -418,7 +418,7 @@ mod tests {
     fn the_streamed_manifest_has_the_bytes_of_manifest_json() {
         use crate::page::StoredDoc;
         let d = |url: &str, key: &str| StoredDoc::new(u(url), key.into(), "h\"1".into());
-        let docs = vec![
+        let docs = [
             d("https://a.example/", "j/a/a.md"),
             d("https://a.example/q?x=\u{e9}", "j/a/q.md"),
             d("https://b.example/", "j/b/b.md"),

@@ -610,7 +610,7 @@ pub async fn strip_site_template(
     let mut total = 0usize;
     crate::traits::for_each_doc_page(sink, job, crate::LIST_PAGE, |docs| {
         for d in docs {
-            if total % stride == 0 {
+            if total.is_multiple_of(stride) {
                 sample.push(d.key);
                 if sample.len() >= 2 * TEMPLATE_SAMPLE {
                     let mut i = 0;

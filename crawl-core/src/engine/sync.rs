@@ -362,7 +362,7 @@ async fn run_template(
         for p in batch.pages.into_iter().filter(|p| &p.last_seen == run) {
             match p.change {
                 Some(c @ (PageChange::Added | PageChange::Pending)) => {
-                    if fresh % stride == 0 {
+                    if fresh.is_multiple_of(stride) {
                         sample.push((p.url, p.key, c));
                         if sample.len() >= 2 * TEMPLATE_SAMPLE {
                             let mut i = 0;
