@@ -96,6 +96,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if !resumed.is_empty() {
         eprintln!("resumed {} interrupted crawl(s)", resumed.len());
     }
+    // A hand-off to the knowledge base the last process did not finish is made again, once.
+    let handed = runner.resume_hand_offs().await?;
+    if !handed.is_empty() {
+        eprintln!(
+            "handing over {} interrupted hand-off(s) again",
+            handed.len()
+        );
+    }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let state = ApiState::in_process(runner, ingestor)
         .allow_private_network(args.allow_private_network)

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use kb_crawl::memory::MemorySink;
 use kb_crawl::{
-    CrawlRequest, Crawler, Document, Error, ErrorKind, Guardrails, JobId, JobStatus, Result, Sink,
-    StoredDoc,
+    CrawlRequest, Crawler, DocPage, Document, Error, ErrorKind, Guardrails, JobId, JobStatus,
+    Result, Sink, StoredDoc,
 };
 use support::Fixture;
 
@@ -117,6 +117,9 @@ impl Sink for Flaky {
     }
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
         self.inner.list(job).await
+    }
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
+        self.inner.list_page(job, after, limit).await
     }
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         self.inner.delete_job(job).await

@@ -5,8 +5,12 @@ use std::fmt::{self, Debug, Display};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use std::time::Duration;
+
+use crawl_core::engine::{hand_off, HandOff, INGEST_LEASE};
 use crawl_core::{
-    CrawlRequest, Crawler, DynSourceStore, Error, ErrorKind, JobHandle, JobId, Result, SourceRecord,
+    CrawlRequest, Crawler, DynSourceStore, Error, ErrorKind, IngestionState, JobHandle, JobId,
+    JobStatus, Result, SourceRecord,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -128,6 +132,77 @@ impl InProcessRunner {
             }
         }
         Ok(resumed)
+    }
+}
+
+impl InProcessRunner {
+    /// Hands over again, once, every COMPLETED job whose hand-off to the knowledge base was
+    /// interrupted: its `ingestion` is still `pending` after an attempt began (the process
+    /// stopped between [`begin_ingestion`](crawl_core::JobStore::begin_ingestion) and
+    /// `end_ingestion`) and this runner does not run it. Call it once at start-up. Each goes
+    /// through [`crawl_core::engine::hand_off`] with the diff read back from the sink (one
+    /// more attempt counted), in the background; the returned ids are the jobs taken up.
+    ///
+    /// A job store no other process shares (memory, crawl-store's `RedbStore`, which locks
+    /// its file) cannot have a live hand-off at start-up: the dead attempt's lease is ended at
+    /// once, recorded as `failed` ("interrupted") and the hand-off retried. With a shared
+    /// store another process may still hold it, so the retry waits for the lease to end;
+    /// either way the job store's claim lets exactly one attempt hand it over.
+    ///
+    /// A job with no attempt begun is left alone: records written before hand-offs were
+    /// recorded read as `pending` with 0 attempts, and were handed over by then.
+    pub async fn resume_hand_offs(&self) -> Result<Vec<JobId>> {
+        let jobs = Arc::clone(self.crawler.jobs());
+        let shared = jobs.capabilities().shared;
+        let mut taken = Vec::new();
+        for record in jobs.list(None).await? {
+            let ing = &record.ingestion;
+            if record.status != JobStatus::Completed
+                || ing.state != IngestionState::Pending
+                || ing.attempts == 0
+                || self.lock()?.contains_key(&record.id)
+            {
+                continue;
+            }
+            let now = time::OffsetDateTime::now_utc().unix_timestamp();
+            let wait = match ing.lease_until {
+                Some(until) if until > now && shared => {
+                    Duration::from_secs(u64::try_from(until - now).unwrap_or(0) + 1)
+                }
+                Some(until) if until > now => {
+                    jobs.end_ingestion(
+                        &record.id,
+                        Some("interrupted: the process stopped during the hand-off".into()),
+                    )
+                    .await?;
+                    Duration::ZERO
+                }
+                _ => Duration::ZERO,
+            };
+            let crawler = self.crawler.clone();
+            let id = record.id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(wait).await;
+                match hand_off(
+                    &**crawler.jobs(),
+                    &**crawler.sink(),
+                    &**crawler.ingestor(),
+                    &id,
+                    None,
+                    INGEST_LEASE,
+                )
+                .await
+                {
+                    Ok(HandOff::Failed(e)) => {
+                        tracing::warn!(job = %id, error = %e, "resumed hand-off failed");
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(job = %id, error = %e, "cannot resume hand-off"),
+                }
+            });
+            taken.push(record.id);
+        }
+        Ok(taken)
     }
 }
 

@@ -200,7 +200,79 @@ pub async fn sink_suite(s: Arc<dyn Sink>) {
         sink_delete_isolation(r).await;
         sink_aux(r).await;
         sink_remove_one(r).await;
+        sink_paging(r).await;
     }
+}
+
+/// Follows `list_page` to the end with pages of `limit`, checking each page's size.
+async fn all_pages(s: &dyn Sink, job: &JobId, limit: usize) -> Vec<crate::page::StoredDoc> {
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    for _ in 0..1000 {
+        let page = s
+            .list_page(job, after.as_deref(), limit)
+            .await
+            .expect("list_page");
+        assert!(
+            page.docs.len() <= limit.max(1),
+            "{s}: a page of {} documents for a limit of {limit}",
+            page.docs.len()
+        );
+        out.extend(page.docs);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return out,
+        }
+    }
+    panic!("{s}: list_page never ended (limit {limit})");
+}
+
+/// `list_page` covers a job of more documents than one page: every document once, none
+/// twice, in the same order at every page size (1 included, and 0 counted as 1); a removed
+/// document is not listed; `list` is the same listing; another job's documents never show.
+pub async fn sink_paging(s: &dyn Sink) {
+    let job = JobId::new();
+    let other = JobId::new();
+    let mut want = Vec::new();
+    // Put out of URL order: a pager must not rely on the order documents came in.
+    for n in [4, 0, 6, 2, 5, 1, 3] {
+        let d = sample_doc(
+            &job,
+            &format!("https://example.com/p/{n}"),
+            Some(&format!("Page {n}")),
+            &format!("body {n}\n"),
+        );
+        want.push(s.put(&d).await.expect("put"));
+    }
+    // A re-put lands once; the other job's document is not this job's.
+    let again = sample_doc(&job, "https://example.com/p/3", Some("Page 3"), "body 3\n");
+    s.put(&again).await.expect("re-put");
+    let foreign = sample_doc(&other, "https://example.com/p/0", Some("Page 0"), "x\n");
+    s.put(&foreign).await.expect("put other");
+    want.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+    let whole = all_pages(s, &job, 100).await;
+    let mut sorted = whole.clone();
+    sorted.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+    assert_eq!(sorted, want, "{s}: one page lists every document once");
+    for limit in [0, 1, 2, 3, 6, 7] {
+        assert_eq!(
+            all_pages(s, &job, limit).await,
+            whole,
+            "{s}: pages of {limit} list another set or order"
+        );
+    }
+    assert_eq!(s.list(&job).await.expect("list"), whole, "{s}: list");
+    s.remove(&job, &want[2].url).await.expect("remove");
+    let left = all_pages(s, &job, 2).await;
+    let mut expect = whole.clone();
+    expect.retain(|d| d.url != want[2].url);
+    assert_eq!(left, expect, "{s}: listing after a remove");
+    assert!(
+        all_pages(s, &JobId::new(), 3).await.is_empty(),
+        "{s}: an unknown job lists nothing"
+    );
+    s.delete_job(&job).await.expect("cleanup");
+    s.delete_job(&other).await.expect("cleanup");
 }
 
 /// `remove` takes one URL's document out of its job (file and listing), leaves the job's

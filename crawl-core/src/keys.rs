@@ -181,6 +181,48 @@ pub fn write_manifest_json(
         .map_err(|e| crate::Error::new(crate::ErrorKind::Storage, format!("manifest: {e}")))
 }
 
+/// Writes the bytes of [`manifest_json`] entry by entry, for documents given in URL order,
+/// one per URL (a sink paging through a job's documents need not hold them all).
+#[derive(Debug)]
+pub struct ManifestJsonWriter<W: std::io::Write> {
+    w: W,
+    first: bool,
+}
+
+impl<W: std::io::Write> ManifestJsonWriter<W> {
+    /// Starts the manifest.
+    pub fn new(mut w: W) -> crate::Result<Self> {
+        w.write_all(b"{").map_err(manifest_io)?;
+        Ok(ManifestJsonWriter { w, first: true })
+    }
+
+    /// Writes one document (after every document of a smaller URL).
+    pub fn entry(&mut self, d: &crate::page::StoredDoc) -> crate::Result<()> {
+        let sep: &[u8] = if self.first { b"\n  " } else { b",\n  " };
+        self.first = false;
+        self.w.write_all(sep).map_err(manifest_io)?;
+        let json = |v: &str| serde_json::to_string(v).map_err(|e| manifest_io(e.into()));
+        let text = format!(
+            "{}: {{\n    \"content_hash\": {},\n    \"key\": {}\n  }}",
+            json(d.url.as_str())?,
+            json(&d.content_hash)?,
+            json(&d.key)?
+        );
+        self.w.write_all(text.as_bytes()).map_err(manifest_io)
+    }
+
+    /// Ends the manifest and returns the writer.
+    pub fn finish(mut self) -> crate::Result<W> {
+        let end: &[u8] = if self.first { b"}" } else { b"\n}" };
+        self.w.write_all(end).map_err(manifest_io)?;
+        Ok(self.w)
+    }
+}
+
+fn manifest_io(e: std::io::Error) -> crate::Error {
+    crate::Error::new(crate::ErrorKind::Storage, format!("manifest: {e}"))
+}
+
 /// Key of a job's manifest (url → key list, JSON).
 pub fn manifest_key(job: &JobId) -> String {
     format!("{job}/manifest.json")
@@ -370,6 +412,28 @@ mod tests {
             "{text}"
         );
         assert!(text.find("a.example").unwrap() < text.find("b.example").unwrap());
+    }
+
+    #[test]
+    fn the_streamed_manifest_has_the_bytes_of_manifest_json() {
+        use crate::page::StoredDoc;
+        let d = |url: &str, key: &str| StoredDoc::new(u(url), key.into(), "h\"1".into());
+        let docs = [
+            d("https://a.example/", "j/a/a.md"),
+            d("https://a.example/q?x=\u{e9}", "j/a/q.md"),
+            d("https://b.example/", "j/b/b.md"),
+        ];
+        for n in [0, 1, 3] {
+            let mut w = ManifestJsonWriter::new(Vec::new()).unwrap();
+            for doc in &docs[..n] {
+                w.entry(doc).unwrap();
+            }
+            assert_eq!(
+                String::from_utf8(w.finish().unwrap()).unwrap(),
+                String::from_utf8(manifest_json(&docs[..n]).unwrap()).unwrap(),
+                "{n} documents"
+            );
+        }
     }
 
     #[test]

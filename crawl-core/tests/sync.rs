@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use common::{Fixture, Hit, Reply};
 use crawl_core::memory::{MemorySink, MemorySourceStore};
 use crawl_core::{
-    ChangeCounts, CrawlRequest, Crawler, Document, DynSink, Guardrails, Ingestor, JobId, JobRecord,
-    JobStatus, PageChange, Result, RunDiff, Sink, SitemapMode, SourceStore, StoredDoc,
+    ChangeCounts, CrawlRequest, Crawler, DocPage, Document, DynSink, Guardrails, Ingestor, JobId,
+    JobRecord, JobStatus, PageChange, Result, RunDiff, Sink, SitemapMode, SourceStore, StoredDoc,
 };
 use url::Url;
 
@@ -180,6 +180,9 @@ impl Sink for Watched {
     }
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
         self.inner.list(job).await
+    }
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
+        self.inner.list_page(job, after, limit).await
     }
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         self.inner.delete_job(job).await

@@ -239,8 +239,8 @@ fn entry_on_disk(path: &Path, url: &str) -> std::result::Result<Option<StoredDoc
     Ok(entry)
 }
 
-/// Every document of a job's manifest, the latest entry per URL, sorted by key.
-/// `expected` (the index's document count) sizes the list up front.
+/// Every document of a job's manifest, the latest entry per URL, sorted by URL (the
+/// `list_page` order). `expected` (the index's document count) sizes the list up front.
 fn list_manifest(path: &Path, expected: usize) -> std::result::Result<Vec<StoredDoc>, FsError> {
     use std::collections::hash_map::Entry;
     let mut docs: Vec<StoredDoc> = Vec::with_capacity(expected);
@@ -266,31 +266,98 @@ fn list_manifest(path: &Path, expected: usize) -> std::result::Result<Vec<Stored
     })?;
     drop(at);
     docs.retain(|d| !d.key.is_empty());
-    // Unstable sort: no scratch buffer of half the list (a URL has one key, keys are unique).
-    docs.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| a.url.cmp(&b.url)));
+    // Unstable sort: no scratch buffer of half the list (URLs are unique here).
+    docs.sort_unstable_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
     Ok(docs)
 }
 
-/// Rewrites a job's `manifest.jsonl` with one line per document (re-puts append lines).
-fn compact_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
-    write_streamed(path, |w| {
-        for d in docs {
-            serde_json::to_writer(&mut *w, d)
-                .map_err(|e| Error::new(ErrorKind::Storage, format!("manifest.jsonl: {e}")))?;
-            w.write_all(b"\n").map_err(io("write", path))?;
+/// One page of a job's manifest in URL order: the latest entry of each of the (at most
+/// `limit`) smallest URLs after `after`, read in one pass over `manifest.jsonl` holding only
+/// those entries (a removed URL keeps its slot, so a page may come out short). The cursor is
+/// the page's last URL slot.
+///
+/// Memory stays at one page; time is one pass over the file per page, so a whole listing
+/// reads the file `documents / limit` times (the file holds no index to seek by; the
+/// in-memory index holds digests only, which cannot be ordered by URL).
+fn list_manifest_page(
+    path: &Path,
+    after: Option<&str>,
+    limit: usize,
+) -> std::result::Result<crawl_core::DocPage, FsError> {
+    use std::collections::BTreeMap;
+    let limit = limit.max(1);
+    // URL → its latest entry (`None`: removed).
+    let mut slots: BTreeMap<String, Option<StoredDoc>> = BTreeMap::new();
+    let mut more = false;
+    read_manifest(path, |s, removed| {
+        let url = s.url.as_str().to_owned();
+        if after.is_some_and(|a| url.as_str() <= a) {
+            return;
+        }
+        let entry = (!removed).then_some(s);
+        if let Some(slot) = slots.get_mut(&url) {
+            *slot = entry;
+            return;
+        }
+        if slots.len() >= limit {
+            more = true;
+            // Past every slot of a full page: it belongs to a later page.
+            if slots.last_key_value().is_some_and(|(last, _)| url > *last) {
+                return;
+            }
+            slots.pop_last();
+        }
+        slots.insert(url, entry);
+    })?;
+    let next = if more {
+        slots.last_key_value().map(|(k, _)| k.clone())
+    } else {
+        None
+    };
+    Ok(crawl_core::DocPage::new(
+        slots.into_values().flatten().collect(),
+        next,
+    ))
+}
+
+/// Rewrites a job's `manifest.jsonl` with one line per document (re-puts append lines) and
+/// writes its `manifest.json`, both streamed page by page from the manifest as it was.
+fn finish_manifests(lines: &Path, json: &Path) -> Result<()> {
+    let compacted = lines.with_file_name(format!(".tmp-compact-{:016x}", rand::random::<u64>()));
+    let res = (|| {
+        write_streamed(json, |jw| {
+            write_streamed(&compacted, |lw| {
+                let mut manifest = crawl_core::keys::ManifestJsonWriter::new(&mut *jw)?;
+                let mut after: Option<String> = None;
+                loop {
+                    let page = list_manifest_page(lines, after.as_deref(), crawl_core::LIST_PAGE)?;
+                    for d in &page.docs {
+                        serde_json::to_writer(&mut *lw, d).map_err(|e| {
+                            Error::new(ErrorKind::Storage, format!("manifest.jsonl: {e}"))
+                        })?;
+                        lw.write_all(b"\n").map_err(io("write", lines))?;
+                        manifest.entry(d)?;
+                    }
+                    match page.next {
+                        Some(n) => after = Some(n),
+                        None => break,
+                    }
+                }
+                manifest.finish().map(|_| ())
+            })
+        })?;
+        if compacted.exists() {
+            std::fs::rename(&compacted, lines).map_err(io("rename", lines))?;
         }
         Ok(())
-    })
+    })();
+    let _ = std::fs::remove_file(&compacted);
+    res
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, then rename.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::result::Result<(), FsError> {
     write_streamed(path, |w| w.write_all(bytes).map_err(io("write", path)))
-}
-
-/// Writes a job's `manifest.json` atomically, streaming it to a temp file.
-fn write_manifest(path: &Path, docs: &[StoredDoc]) -> Result<()> {
-    write_streamed(path, |w| crawl_core::keys::write_manifest_json(w, docs))
 }
 
 /// Writes a file atomically (temp file in the same folder, then rename) from what `fill`
@@ -429,9 +496,26 @@ impl Sink for FsSink {
         blocking(move || list_manifest(&path, expected)).await
     }
 
+    /// By URL; the cursor is the page's last URL (see `list_manifest_page`).
+    async fn list_page(
+        &self,
+        job: &JobId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<crawl_core::DocPage> {
+        let path = self.manifest_path(job);
+        let after = after.map(str::to_owned);
+        blocking(move || list_manifest_page(&path, after.as_deref(), limit)).await
+    }
+
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         let _exclusive = self.gate(job)?.write_owned().await;
-        let n = self.list(job).await?.len();
+        // The index counts the job's documents (it is loaded from the manifest when needed).
+        let n = {
+            let m = self.manifest(job).await?;
+            let n = m.lock().map(|g| g.by_url.len()).unwrap_or(0);
+            n
+        };
         self.lock_map()?.remove(job);
         let dir = self.root.join(job_prefix(job).trim_end_matches('/'));
         blocking(move || match std::fs::remove_dir_all(&dir) {
@@ -446,13 +530,11 @@ impl Sink for FsSink {
     async fn finish_job(&self, job: &JobId) -> Result<()> {
         // Exclusive: no put may append a line between the listing and the rewrite.
         let held = self.gate(job)?.write_owned().await;
-        let docs = self.list(job).await?;
         let path = self.root.join(crawl_core::keys::manifest_key(job));
         let lines = self.manifest_path(job);
         tokio::task::spawn_blocking(move || {
             let _held = held;
-            compact_manifest(&lines, &docs)?;
-            write_manifest(&path, &docs)
+            finish_manifests(&lines, &path)
         })
         .await
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?

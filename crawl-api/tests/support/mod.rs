@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use crawl_api::{ApiState, InProcessRunner};
 use crawl_core::memory::MemorySink;
 use crawl_core::{
-    Crawler, Document, DynIngestor, DynSink, FetchRequest, FetchResponse, Fetcher, JobId,
+    Crawler, DocPage, Document, DynIngestor, DynSink, FetchRequest, FetchResponse, Fetcher, JobId,
     NoopIngestor, Result, Sink, StoredDoc,
 };
 
@@ -180,6 +180,9 @@ impl Sink for WatchedSink {
     }
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
         self.inner.list(job).await
+    }
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
+        self.inner.list_page(job, after, limit).await
     }
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         self.deleted.lock().unwrap().insert(job.clone());

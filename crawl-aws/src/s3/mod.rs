@@ -307,7 +307,9 @@ impl S3Sink {
 
     /// Writes `{job}/manifest.json` (url → key and content hash, JSON object sorted by
     /// URL) from the per-document entries, and returns its key. Call it once the job's
-    /// writers are done; re-running it is harmless.
+    /// writers are done; re-running it is harmless. The body is built in memory from the
+    /// whole listing (`manifest.json` is one URL-sorted object and the entries list in
+    /// digest order): this is the one caller of [`Sink::list`] in this sink.
     pub async fn write_manifest(&self, job: &JobId) -> Result<String> {
         let body = crawl_core::keys::manifest_json(&self.list(job).await?)
             .map_err(|e| e.with_backend(self.name.clone()))?;
@@ -380,14 +382,44 @@ impl Sink for S3Sink {
         self.get_object(&self.object_key(key)).await
     }
 
-    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+    /// In the order of the manifest entries' keys (`{job}/.manifest/{sha256(url)}.json`),
+    /// one ListObjectsV2 request a page (at most 1,000 keys) with `StartAfter` the cursor,
+    /// which is the last entry key listed.
+    async fn list_page(
+        &self,
+        job: &JobId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<crawl_core::DocPage> {
         let dir = self.object_key(&format!("{job}/{ENTRY_DIR}/"));
-        let mut keys = Vec::new();
-        self.for_each_page(&dir, |page| {
-            keys.extend(page);
-            async { Ok(()) }
-        })
-        .await?;
+        let mut req = self
+            .client
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(&dir)
+            .max_keys(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000));
+        if let Some(a) = after {
+            if !a.starts_with(&dir) {
+                return Err(Error::invalid(format!(
+                    "after: '{a}' is not a cursor of job {job}'s listing"
+                ))
+                .with_backend(self.name.clone()));
+            }
+            req = req.start_after(a);
+        }
+        let page = req
+            .send()
+            .await
+            .map_err(|e| self.err(AwsError::sdk("ListObjectsV2", e)))?;
+        let keys: Vec<String> = page
+            .contents()
+            .iter()
+            .filter_map(|o| o.key().map(str::to_owned))
+            .collect();
+        let next = match keys.last() {
+            Some(last) if page.is_truncated().unwrap_or(false) => Some(last.clone()),
+            _ => None,
+        };
         let docs: Vec<Option<StoredDoc>> = futures::stream::iter(keys)
             .map(|k| async move {
                 let bytes = self.get_object(&k).await?;
@@ -403,10 +435,13 @@ impl Sink for S3Sink {
                         }),
                 }
             })
-            .buffer_unordered(LIST_CONCURRENCY)
+            .buffered(LIST_CONCURRENCY)
             .try_collect()
             .await?;
-        Ok(docs.into_iter().flatten().collect())
+        Ok(crawl_core::DocPage::new(
+            docs.into_iter().flatten().collect(),
+            next,
+        ))
     }
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {

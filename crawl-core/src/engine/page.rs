@@ -594,25 +594,47 @@ const TEMPLATE_SAMPLE: usize = 300;
 /// Site-template pass over a job's stored documents: learns the blocks that repeat across
 /// pages, rewrites every document without them, and (optionally) stores them once as
 /// `site-template.md`. Reads only what the sink holds: no page is fetched again. Returns how
-/// many documents changed.
+/// many documents changed. Pages through the job twice ([`Sink::list_page`](crate::Sink)):
+/// its memory does not grow with the job.
 pub async fn strip_site_template(
     sink: &dyn crate::Sink,
     job: &crate::JobId,
     opts: &super::TemplateOptions,
 ) -> Result<usize> {
-    let docs = sink.list(job).await?;
-    if docs.len() < opts.min_pages.max(2) {
+    // A site template shows on any sample of the site's pages: learning from at most
+    // TEMPLATE_SAMPLE documents, evenly spread, keeps this pass's memory bounded however
+    // large the crawl. The sample is kept as the listing goes (every `stride`-th key; when
+    // it holds twice the sample, every other one is dropped and the stride doubles).
+    let mut sample: Vec<String> = Vec::new();
+    let mut stride = 1usize;
+    let mut total = 0usize;
+    crate::traits::for_each_doc_page(sink, job, crate::LIST_PAGE, |docs| {
+        for d in docs {
+            if total.is_multiple_of(stride) {
+                sample.push(d.key);
+                if sample.len() >= 2 * TEMPLATE_SAMPLE {
+                    let mut i = 0;
+                    sample.retain(|_| {
+                        i += 1;
+                        i % 2 == 1
+                    });
+                    stride *= 2;
+                }
+            }
+            total += 1;
+        }
+        async { Ok::<(), crate::Error>(()) }
+    })
+    .await?;
+    if total < opts.min_pages.max(2) {
         return Ok(0);
     }
     let mut learner =
         crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
-    // A site template shows on any sample of the site's pages: learning from at most
-    // TEMPLATE_SAMPLE documents, evenly spread, keeps this pass's memory bounded however
-    // large the crawl.
-    let step = docs.len().div_ceil(TEMPLATE_SAMPLE).max(1);
-    for d in docs.iter().step_by(step) {
+    let step = sample.len().div_ceil(TEMPLATE_SAMPLE).max(1);
+    for key in sample.iter().step_by(step) {
         if let Some((_, body)) = sink
-            .get(&d.key)
+            .get(key)
             .await?
             .as_deref()
             .and_then(crate::keys::parse_file)
@@ -620,27 +642,38 @@ pub async fn strip_site_template(
             learner.observe(&body);
         }
     }
+    drop(sample);
     let template = learner.template_markdown();
     if template.trim().is_empty() {
         return Ok(0);
     }
     let mut changed = 0;
-    for d in &docs {
-        let Some((meta, body)) = sink
-            .get(&d.key)
-            .await?
-            .as_deref()
-            .and_then(crate::keys::parse_file)
-        else {
-            continue;
-        };
-        let stripped = learner.strip(&body);
-        if stripped.trim() == body.trim() || stripped.trim().is_empty() {
-            continue;
+    let mut after: Option<String> = None;
+    loop {
+        let page = sink
+            .list_page(job, after.as_deref(), crate::LIST_PAGE)
+            .await?;
+        for d in &page.docs {
+            let Some((meta, body)) = sink
+                .get(&d.key)
+                .await?
+                .as_deref()
+                .and_then(crate::keys::parse_file)
+            else {
+                continue;
+            };
+            let stripped = learner.strip(&body);
+            if stripped.trim() == body.trim() || stripped.trim().is_empty() {
+                continue;
+            }
+            let doc = Document::new(job.clone(), meta, stripped);
+            sink.replace(d, &doc).await?;
+            changed += 1;
         }
-        let doc = Document::new(job.clone(), meta, stripped);
-        sink.replace(d, &doc).await?;
-        changed += 1;
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
     }
     if opts.write_site_document {
         sink.put_aux(job, "site-template.md", template.into_bytes())

@@ -240,6 +240,12 @@ impl SyncRun {
 /// returns the diff. A stored page the run did not reach is removed when the crawl
 /// `complete`d without reaching its page cap, or when it now falls out of the source's
 /// scope or patterns or robots.txt disallows it; otherwise it stays. Safe to re-run.
+///
+/// The source's pages' state is read in batches, twice (once to learn the template, once to
+/// decide each page and save it), so the memory finalise takes does not grow with the
+/// source; the diff (and `changes.jsonl`) holds the pages that changed. The template is
+/// kept as `{run}/finalise-template.md` from before the first page is decided until the
+/// end, so a re-run after an interruption decides with the same one.
 pub async fn finalise_run(
     ctx: &PageContext,
     sync: &SyncRun,
@@ -249,14 +255,18 @@ pub async fn finalise_run(
 ) -> Result<RunDiff> {
     let sink = &ctx.sink;
     let run = &sync.run;
-    let mut seen = Vec::new();
-    let mut purge = Vec::new();
+    let template = run_template(sink.as_ref(), sync, opts).await?;
+
+    let mut diff = RunDiff::default();
+    let mut lines = Vec::new();
     let mut after: Option<String> = None;
     loop {
         let batch = sync
             .store
             .list_pages(&sync.source, after.as_deref(), BATCH)
             .await?;
+        let mut seen = Vec::new();
+        let mut purge = Vec::new();
         for p in batch.pages {
             if &p.last_seen == run {
                 seen.push(p);
@@ -271,36 +281,120 @@ pub async fn finalise_run(
                 }
             }
         }
+        let staged = decide(sink.as_ref(), sync, &template, &mut seen, &mut diff).await?;
+        sync.save(&seen).await?;
+        // The staged copies of decided pages are no longer needed.
+        for url in &staged {
+            sink.delete_aux(run, &pending_name(url)).await?;
+        }
+        if !purge.is_empty() {
+            sync.store.remove_pages(&sync.source, &purge).await?;
+        }
+        for p in seen.iter().filter(|p| {
+            matches!(
+                p.change,
+                Some(PageChange::Added | PageChange::Changed | PageChange::Removed)
+            )
+        }) {
+            let line = crate::source::ChangeLine::of(p);
+            serde_json::to_writer(&mut lines, &line)
+                .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, e.to_string()))?;
+            lines.push(b'\n');
+        }
         match batch.next {
             Some(n) => after = Some(n),
             None => break,
         }
     }
+    sink.put_aux(run, crate::source::ChangeLine::FILE, lines)
+        .await?;
+    jobs.record_changes(run, &diff.counts).await?;
 
-    // The template of this run, learned from the pages it fetched afresh (added or
-    // pending), when they are enough of the run's pages to tell template from content.
-    let fresh: Vec<usize> = (0..seen.len())
-        .filter(|&i| {
-            matches!(
-                seen[i].change,
-                Some(PageChange::Added | PageChange::Pending)
-            )
-        })
-        .collect();
-    let fetched = seen
-        .iter()
-        .filter(|p| p.change != Some(PageChange::Removed))
-        .count();
+    let template_md = template.template_markdown();
+    if opts.write_site_document && !template_md.trim().is_empty() {
+        sink.put_aux(
+            &sync.documents,
+            "site-template.md",
+            template_md.clone().into_bytes(),
+        )
+        .await?;
+    }
+    // Read again: the record may have been edited (settings, schedule) while the run went.
+    if let Some(mut s) = sync.store.get_source(&sync.source).await? {
+        s.template = template_md;
+        s.last_run = Some(run.clone());
+        s.documents = Some(sync.documents.clone());
+        sync.store.put_source(&s).await?;
+    }
+    sink.finish_job(&sync.documents).await?;
+    sink.delete_aux(run, RUN_TEMPLATE).await?;
+    Ok(diff)
+}
+
+/// Where a run keeps the template it decides its pages with.
+const RUN_TEMPLATE: &str = "finalise-template.md";
+
+/// The template a run's pages are decided with: the one kept by an earlier attempt at
+/// finalising this run, else the source's template plus what this run's freshly fetched
+/// pages (added or pending) show, when they are enough of the run's pages to tell
+/// template from content. Learned from an evenly spread sample of at most
+/// [`TEMPLATE_SAMPLE`] pages, read in one pass over the pages' state.
+async fn run_template(
+    sink: &dyn Sink,
+    sync: &SyncRun,
+    opts: &TemplateOptions,
+) -> Result<TemplateLearner> {
+    let run = &sync.run;
+    let kept = crate::keys::aux_key(run, RUN_TEMPLATE)?;
+    if let Some(bytes) = sink.get(&kept).await? {
+        return Ok(known_template(&String::from_utf8_lossy(&bytes)));
+    }
+    // Every `stride`-th fresh page; at twice the sample, every other one is dropped and
+    // the stride doubles.
+    let mut sample: Vec<(Url, String, PageChange)> = Vec::new();
+    let (mut stride, mut fresh, mut fetched) = (1usize, 0usize, 0usize);
+    let mut after: Option<String> = None;
+    loop {
+        let batch = sync
+            .store
+            .list_pages(&sync.source, after.as_deref(), BATCH)
+            .await?;
+        for p in batch.pages.into_iter().filter(|p| &p.last_seen == run) {
+            match p.change {
+                Some(c @ (PageChange::Added | PageChange::Pending)) => {
+                    if fresh.is_multiple_of(stride) {
+                        sample.push((p.url, p.key, c));
+                        if sample.len() >= 2 * TEMPLATE_SAMPLE {
+                            let mut i = 0;
+                            sample.retain(|_| {
+                                i += 1;
+                                i % 2 == 1
+                            });
+                            stride *= 2;
+                        }
+                    }
+                    fresh += 1;
+                    fetched += 1;
+                }
+                Some(PageChange::Removed) => {}
+                _ => fetched += 1,
+            }
+        }
+        match batch.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
     let source = sync.store.get_source(&sync.source).await?;
     let mut template = known_template(source.as_ref().map_or("", |s| s.template.as_str()));
     if opts.enabled
-        && fresh.len() >= opts.min_pages.max(2)
-        && fresh.len() as f64 >= opts.min_fraction * fetched as f64
+        && fresh >= opts.min_pages.max(2)
+        && fresh as f64 >= opts.min_fraction * fetched as f64
     {
         let mut learner = TemplateLearner::new(opts.min_pages, opts.min_fraction);
-        let step = fresh.len().div_ceil(TEMPLATE_SAMPLE).max(1);
-        for &i in fresh.iter().step_by(step) {
-            if let Some((_, body)) = read_fresh(sink.as_ref(), run, &seen[i]).await? {
+        let step = sample.len().div_ceil(TEMPLATE_SAMPLE).max(1);
+        for (url, key, change) in sample.iter().step_by(step) {
+            if let Some((_, body)) = read_fresh_at(sink, run, url, key, *change).await? {
                 learner.observe(&body);
             }
         }
@@ -309,13 +403,26 @@ pub async fn finalise_run(
             template.observe(&learned);
         }
     }
+    sink.put_aux(run, RUN_TEMPLATE, template.template_markdown().into_bytes())
+        .await?;
+    Ok(template)
+}
 
-    let mut diff = RunDiff::default();
+/// Decides a batch of the run's pages (`seen`) with `template`, counting them in `diff`;
+/// returns the URLs whose staged copy is no longer needed.
+async fn decide(
+    sink: &dyn Sink,
+    sync: &SyncRun,
+    template: &TemplateLearner,
+    seen: &mut [PageState],
+    diff: &mut RunDiff,
+) -> Result<Vec<Url>> {
+    let run = &sync.run;
     let mut staged = Vec::new();
-    for p in &mut seen {
+    for p in seen.iter_mut() {
         match p.change {
             Some(PageChange::Added) => {
-                if let Some((meta, body)) = read_fresh(sink.as_ref(), run, p).await? {
+                if let Some((meta, body)) = read_fresh(sink, run, p).await? {
                     let stripped = template.strip(&body);
                     let stored = StoredDoc::new(p.url.clone(), p.key.clone(), String::new());
                     if stripped.trim() != body.trim() && !stripped.trim().is_empty() {
@@ -329,7 +436,7 @@ pub async fn finalise_run(
             }
             Some(PageChange::Pending) => {
                 staged.push(p.url.clone());
-                match read_fresh(sink.as_ref(), run, p).await? {
+                match read_fresh(sink, run, p).await? {
                     Some((meta, body)) => {
                         let stripped = template.strip(&body);
                         let hash = body_hash(&stripped);
@@ -379,49 +486,7 @@ pub async fn finalise_run(
             None => {}
         }
     }
-    sync.save(&seen).await?;
-    // The staged copies of decided pages are no longer needed.
-    for url in &staged {
-        sink.delete_aux(run, &pending_name(url)).await?;
-    }
-    for chunk in purge.chunks(BATCH) {
-        sync.store.remove_pages(&sync.source, chunk).await?;
-    }
-
-    let mut lines = Vec::new();
-    for p in seen.iter().filter(|p| {
-        matches!(
-            p.change,
-            Some(PageChange::Added | PageChange::Changed | PageChange::Removed)
-        )
-    }) {
-        let line = crate::source::ChangeLine::of(p);
-        serde_json::to_writer(&mut lines, &line)
-            .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, e.to_string()))?;
-        lines.push(b'\n');
-    }
-    sink.put_aux(run, crate::source::ChangeLine::FILE, lines)
-        .await?;
-    jobs.record_changes(run, &diff.counts).await?;
-
-    let template_md = template.template_markdown();
-    if opts.write_site_document && !template_md.trim().is_empty() {
-        sink.put_aux(
-            &sync.documents,
-            "site-template.md",
-            template_md.clone().into_bytes(),
-        )
-        .await?;
-    }
-    // Read again: the record may have been edited (settings, schedule) while the run went.
-    if let Some(mut s) = sync.store.get_source(&sync.source).await? {
-        s.template = template_md;
-        s.last_run = Some(run.clone());
-        s.documents = Some(sync.documents.clone());
-        sync.store.put_source(&s).await?;
-    }
-    sink.finish_job(&sync.documents).await?;
-    Ok(diff)
+    Ok(staged)
 }
 
 fn stored_of(p: &PageState) -> StoredDoc {
@@ -434,9 +499,23 @@ async fn read_fresh(
     run: &JobId,
     p: &PageState,
 ) -> Result<Option<(crate::page::DocumentMeta, String)>> {
-    let key = match p.change {
-        Some(PageChange::Pending) => crate::keys::aux_key(run, &pending_name(&p.url))?,
-        _ => p.key.clone(),
+    match p.change {
+        Some(c) => read_fresh_at(sink, run, &p.url, &p.key, c).await,
+        None => read_fresh_at(sink, run, &p.url, &p.key, PageChange::Added).await,
+    }
+}
+
+/// [`read_fresh`] of the page at `url` stored at `key`, `change`d.
+async fn read_fresh_at(
+    sink: &dyn Sink,
+    run: &JobId,
+    url: &Url,
+    key: &str,
+    change: PageChange,
+) -> Result<Option<(crate::page::DocumentMeta, String)>> {
+    let key = match change {
+        PageChange::Pending => crate::keys::aux_key(run, &pending_name(url))?,
+        _ => key.to_owned(),
     };
     Ok(sink
         .get(&key)

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::job::JobId;
 use crate::keys::{choose_key, job_prefix};
 use crate::page::{Document, StoredDoc};
-use crate::traits::Sink;
+use crate::traits::{DocPage, Sink};
 
 #[derive(Debug, Default)]
 struct State {
@@ -75,13 +75,25 @@ impl Sink for MemorySink {
         Ok(self.lock()?.objects.get(key).cloned())
     }
 
-    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
-        Ok(self
-            .lock()?
-            .manifests
-            .get(job)
-            .map(|m| m.values().cloned().collect())
-            .unwrap_or_default())
+    /// By URL; the cursor is the last URL of the page.
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
+        use std::ops::Bound;
+        let g = self.lock()?;
+        let Some(m) = g.manifests.get(job) else {
+            return Ok(DocPage::default());
+        };
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut it = m.range::<str, _>((from, Bound::Unbounded));
+        let docs: Vec<StoredDoc> = it
+            .by_ref()
+            .take(limit.max(1))
+            .map(|(_, d)| d.clone())
+            .collect();
+        let next = match docs.last() {
+            Some(last) if it.next().is_some() => Some(last.url.to_string()),
+            _ => None,
+        };
+        Ok(DocPage::new(docs, next))
     }
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
@@ -120,5 +132,15 @@ impl Sink for MemorySink {
         let key = crate::keys::aux_key(job, name)?;
         self.lock()?.objects.remove(&key);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memory_sink_passes_the_conformance_suite() {
+        crate::conformance::sink_suite(Arc::new(MemorySink::new())).await;
     }
 }

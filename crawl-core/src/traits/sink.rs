@@ -18,8 +18,18 @@ use crate::page::{Document, StoredDoc};
 ///   of the same job, else at the second; it returns where.
 /// - `put` is idempotent: the same document put twice lands at the same key with the same
 ///   bytes, and the manifest lists it once.
-/// - `get` returns the stored bytes of a key; `list` the job's documents (manifest order is
-///   not specified).
+/// - `get` returns the stored bytes of a key.
+/// - `list_page` pages through the job's documents in an order the backend chooses and keeps
+///   (memory and filesystem: by URL; S3: by its manifest entries' keys): starting right after
+///   the cursor `after` (`None`: from the start), at most `limit` documents (at least one is
+///   asked for: `0` counts as `1`), and `next`, the cursor of the following page, `None`
+///   after the last. A page may hold fewer than `limit` documents (even none) while `next`
+///   is set. A listing followed to its end returns every document of the job once, none
+///   twice, whatever the page size; a document put or removed during the listing may or may
+///   not appear. A cursor is opaque: only one this sink returned for this job may be given
+///   back. The memory a page takes does not grow with the job.
+/// - `list` (provided) follows `list_page` to the end: only for a caller that truly needs
+///   every document at once.
 /// - `delete_job` removes every object of the job and nothing of any other job; it is safe
 ///   to re-run and returns how many documents it removed.
 /// - `remove` removes one URL's document and its manifest entry (nothing else of the job),
@@ -32,8 +42,23 @@ pub trait Sink: Debug + Display + Send + Sync + 'static {
     async fn put(&self, doc: &Document) -> Result<StoredDoc>;
     /// Bytes at `key` (relative to the sink root), if any.
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
-    /// The job's stored documents.
-    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>>;
+    /// One page of the job's stored documents (see the contract).
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage>;
+
+    /// Every stored document of the job, in [`list_page`](Self::list_page) order. Its memory
+    /// grows with the job: a caller that can work page by page uses `list_page`.
+    async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.list_page(job, after.as_deref(), LIST_PAGE).await?;
+            out.extend(page.docs);
+            match page.next {
+                Some(n) => after = Some(n),
+                None => return Ok(out),
+            }
+        }
+    }
     /// Removes the job's documents and manifest.
     async fn delete_job(&self, job: &JobId) -> Result<usize>;
 
@@ -80,6 +105,50 @@ pub trait Sink: Debug + Display + Send + Sync + 'static {
     }
 }
 
+/// Documents per [`Sink::list_page`] call when the engine or [`Sink::list`] pages through a
+/// job (S3 lists at most 1,000 keys a request).
+pub const LIST_PAGE: usize = 1000;
+
+/// One page of [`Sink::list_page`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DocPage {
+    /// Documents, in the sink's listing order.
+    pub docs: Vec<StoredDoc>,
+    /// Cursor of the next page; `None` after the last.
+    pub next: Option<String>,
+}
+
+impl DocPage {
+    /// A page of `docs` followed by `next`.
+    pub fn new(docs: Vec<StoredDoc>, next: Option<String>) -> Self {
+        DocPage { docs, next }
+    }
+}
+
+/// Calls `each` with every page of `job`'s documents in `sink`, `limit` at a time, so a
+/// pass over a job holds one page at a time.
+pub async fn for_each_doc_page<F, Fut>(
+    sink: &dyn Sink,
+    job: &JobId,
+    limit: usize,
+    mut each: F,
+) -> Result<()>
+where
+    F: FnMut(Vec<StoredDoc>) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<()>> + Send,
+{
+    let mut after: Option<String> = None;
+    loop {
+        let page = sink.list_page(job, after.as_deref(), limit).await?;
+        each(page.docs).await?;
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return Ok(()),
+        }
+    }
+}
+
 /// Shared sink handle.
 pub type DynSink = Arc<dyn Sink>;
 
@@ -90,6 +159,9 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         (**self).get(key).await
+    }
+    async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
+        (**self).list_page(job, after, limit).await
     }
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
         (**self).list(job).await
