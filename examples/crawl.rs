@@ -6,6 +6,12 @@
 //! `--fresh` starts a new source instead. A progress bar goes to stderr, then a summary;
 //! `--json` prints the summary as one JSON object on stdout. Exit status 0 when the job
 //! completed, 1 when it failed, 2 when the input was refused.
+//!
+//! `--kb URI` (build with `--features aws-kb`) also puts the pages into a knowledge base and
+//! keeps them current on every later run: `agentcore://TABLE/BUCKET?assistant=ID&index=
+//! VECTOR_BUCKET/INDEX` (the host's document contract) or `bedrock://BUCKET/PREFIX?kb=KB_ID&
+//! ds=DATA_SOURCE_ID` (Amazon Bedrock Knowledge Bases). AWS endpoint, region and credentials
+//! come from the SDK's environment (`AWS_ENDPOINT_URL` points it at a local stand-in).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -76,6 +82,11 @@ struct Args {
     /// documents stay where they are; the new run writes under its own job id).
     #[arg(long)]
     fresh: bool,
+    /// Also deliver every run into a knowledge base: agentcore://TABLE/BUCKET?assistant=ID&
+    /// index=VECTOR_BUCKET/INDEX or bedrock://BUCKET/PREFIX?kb=KB_ID&ds=DATA_SOURCE_ID (needs
+    /// the `aws-kb` feature; AWS settings from the SDK's environment).
+    #[arg(long, value_name = "URI")]
+    kb: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -132,6 +143,9 @@ struct Summary {
     ingestion_reason: Option<String>,
     /// Hand-offs started.
     ingestion_attempts: u32,
+    /// What the delivery to `--kb` did (only with `--kb`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kb: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -183,6 +197,10 @@ async fn cli(args: Args) -> ExitCode {
 
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     let sink = Arc::new(FsSink::new(&args.out)?);
+    let kb = match &args.kb {
+        Some(uri) => Some(kb::connect(uri, Arc::clone(&sink) as kb_crawl::DynSink).await?),
+        None => None,
+    };
     // Crawl state (frontier, dedup, counters) is durable so a killed crawl can --resume.
     let state = Arc::new(RedbStore::open(
         args.out.join(".kb-crawl").join("state.redb"),
@@ -197,6 +215,9 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     };
     if let Some(r) = &browser {
         builder = builder.renderer(Arc::clone(r));
+    }
+    if let Some(k) = &kb {
+        builder = builder.ingestor(k.ingestor());
     }
     let crawler = builder.build()?;
     let handle = match &args.resume {
@@ -215,7 +236,7 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
             handle
         }
     };
-    let code = report(&args, &crawler, handle).await;
+    let code = report(&args, &crawler, handle, kb.as_ref()).await;
     // Stops Chromium and removes its profile folder before the process exits.
     if let Some(r) = browser {
         r.shutdown().await;
@@ -225,6 +246,53 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
 
 /// The tenant the CLI keeps its sources under.
 const TENANT: &str = "local";
+
+/// `--kb`: the knowledge-base targets of crawl-aws.
+#[cfg(any(feature = "aws-agentcore", feature = "aws-bedrock-kb"))]
+mod kb {
+    use kb_crawl::aws::kb::{KbIngestor, KbUri};
+
+    /// The knowledge base a run is delivered to.
+    pub(crate) struct Target(KbIngestor);
+
+    /// Parses `uri` (an error names the wrong part) and connects the standard SDK way.
+    pub(crate) async fn connect(uri: &str, sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        Ok(Target(uri.parse::<KbUri>()?.connect(sink).await?))
+    }
+
+    impl Target {
+        pub(crate) fn ingestor(&self) -> kb_crawl::DynIngestor {
+            self.0.as_dyn()
+        }
+
+        pub(crate) fn report(&self) -> serde_json::Value {
+            self.0.last_report().to_json()
+        }
+    }
+}
+
+/// `--kb` in a build without the knowledge-base targets.
+#[cfg(not(any(feature = "aws-agentcore", feature = "aws-bedrock-kb")))]
+mod kb {
+    /// Never made: every `connect` fails.
+    pub(crate) enum Target {}
+
+    pub(crate) async fn connect(_uri: &str, _sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        Err(kb_crawl::Error::invalid(
+            "kb: this build has no knowledge-base targets; rebuild with --features aws-kb",
+        ))
+    }
+
+    impl Target {
+        pub(crate) fn ingestor(&self) -> kb_crawl::DynIngestor {
+            match *self {}
+        }
+
+        pub(crate) fn report(&self) -> serde_json::Value {
+            match *self {}
+        }
+    }
+}
 
 #[cfg(feature = "render-chrome")]
 fn renderer(tabs: usize) -> kb_crawl::Result<kb_crawl::DynRenderer> {
@@ -259,7 +327,12 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .build()
 }
 
-async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::Result<ExitCode> {
+async fn report(
+    args: &Args,
+    crawler: &Crawler,
+    handle: JobHandle,
+    kb: Option<&kb::Target>,
+) -> kb_crawl::Result<ExitCode> {
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}",
@@ -313,6 +386,9 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
         ingestion: record.ingestion.state,
         ingestion_reason: record.ingestion.reason.clone(),
         ingestion_attempts: record.ingestion.attempts,
+        kb: kb
+            .filter(|_| record.status == JobStatus::Completed)
+            .map(kb::Target::report),
     };
     eprintln!(
         "{} {}: {}/{} pages processed, {} stored in {}",
@@ -339,6 +415,15 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
             c.removed,
             args.out.join(record.id.as_str()).display()
         );
+    }
+    if let (Some(k), Some(uri)) = (&summary.kb, &args.kb) {
+        eprintln!(
+            "  kb: {} written, {} already current, {} removed in {uri}",
+            k["written"], k["alreadyCurrent"], k["deleted"]
+        );
+        for s in k["skipped"].as_array().into_iter().flatten() {
+            eprintln!("  kb skipped {}: {}", s["url"], s["reason"]);
+        }
     }
     if let Some(f) = &summary.failure {
         eprintln!("  failure: {f}");
