@@ -14,7 +14,6 @@ pub(crate) mod test_moto;
 
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
-#[cfg(feature = "aws-lambda")]
 pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
 #[cfg(feature = "aws-lambda")]
 pub(crate) use ledger::LevelLedger;
