@@ -11,7 +11,9 @@
 //! keeps them current on every later run: `agentcore://TABLE/BUCKET?assistant=ID&index=
 //! VECTOR_BUCKET/INDEX` (the host's document contract) or `bedrock://BUCKET/PREFIX?kb=KB_ID&
 //! ds=DATA_SOURCE_ID` (Amazon Bedrock Knowledge Bases). AWS endpoint, region and credentials
-//! come from the SDK's environment (`AWS_ENDPOINT_URL` points it at a local stand-in).
+//! come from the SDK's environment (`AWS_ENDPOINT_URL` points it at a local stand-in;
+//! `AWS_ENDPOINT_URL_BEDROCK_AGENT` at another one for `StartIngestionJob` alone). A bad URI
+//! exits 2 before anything is written; with `--kb`, a refused hand-off exits 1.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,7 +32,7 @@ use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
 #[derive(Debug, Parser)]
-#[command(name = "crawl", version, args_override_self = true)]
+#[command(name = "crawl", version, long_version = LONG_VERSION, args_override_self = true)]
 struct Args {
     /// Root URL (http or https); the crawl stays on its host.
     #[arg(required_unless_present = "resume")]
@@ -88,6 +90,19 @@ struct Args {
     #[arg(long, value_name = "URI")]
     kb: Option<String>,
 }
+
+/// `--version`: the version and the `--kb` targets this build has.
+#[cfg(all(feature = "aws-agentcore", feature = "aws-bedrock-kb"))]
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (kb targets: agentcore, bedrock)"
+);
+#[cfg(all(feature = "aws-agentcore", not(feature = "aws-bedrock-kb")))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: agentcore)");
+#[cfg(all(not(feature = "aws-agentcore"), feature = "aws-bedrock-kb"))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: bedrock)");
+#[cfg(not(any(feature = "aws-agentcore", feature = "aws-bedrock-kb")))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: none)");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Render {
@@ -196,8 +211,10 @@ async fn cli(args: Args) -> ExitCode {
 }
 
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
+    // A bad --kb URI is refused (naming the wrong part) before anything is written.
+    let kb_uri = args.kb.as_deref().map(kb::parse).transpose()?;
     let sink = Arc::new(FsSink::new(&args.out)?);
-    let kb = match &args.kb {
+    let kb = match &kb_uri {
         Some(uri) => Some(kb::connect(uri, Arc::clone(&sink) as kb_crawl::DynSink).await?),
         None => None,
     };
@@ -252,12 +269,20 @@ const TENANT: &str = "local";
 mod kb {
     use kb_crawl::aws::kb::{KbIngestor, KbUri};
 
+    /// A parsed `--kb` URI.
+    pub(crate) type Uri = KbUri;
+
     /// The knowledge base a run is delivered to.
     pub(crate) struct Target(KbIngestor);
 
-    /// Parses `uri` (an error names the wrong part) and connects the standard SDK way.
-    pub(crate) async fn connect(uri: &str, sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
-        Ok(Target(uri.parse::<KbUri>()?.connect(sink).await?))
+    /// Parses `uri`; an error names the wrong part.
+    pub(crate) fn parse(uri: &str) -> kb_crawl::Result<Uri> {
+        uri.parse()
+    }
+
+    /// Connects the standard SDK way (environment, `AWS_ENDPOINT_URL`, credential chain).
+    pub(crate) async fn connect(uri: &Uri, sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        Ok(Target(uri.connect(sink).await?))
     }
 
     impl Target {
@@ -274,13 +299,20 @@ mod kb {
 /// `--kb` in a build without the knowledge-base targets.
 #[cfg(not(any(feature = "aws-agentcore", feature = "aws-bedrock-kb")))]
 mod kb {
-    /// Never made: every `connect` fails.
+    /// Never made: every `parse` fails.
+    pub(crate) enum Uri {}
+
+    /// Never made.
     pub(crate) enum Target {}
 
-    pub(crate) async fn connect(_uri: &str, _sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+    pub(crate) fn parse(_uri: &str) -> kb_crawl::Result<Uri> {
         Err(kb_crawl::Error::invalid(
             "kb: this build has no knowledge-base targets; rebuild with --features aws-kb",
         ))
+    }
+
+    pub(crate) async fn connect(uri: &Uri, _sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        match *uri {}
     }
 
     impl Target {
@@ -387,7 +419,7 @@ async fn report(
         ingestion_reason: record.ingestion.reason.clone(),
         ingestion_attempts: record.ingestion.attempts,
         kb: kb
-            .filter(|_| record.status == JobStatus::Completed)
+            .filter(|_| record.ingestion.state == IngestionState::Delivered)
             .map(kb::Target::report),
     };
     eprintln!(
@@ -440,7 +472,9 @@ async fn report(
             Err(e) => eprintln!("error: cannot print JSON summary: {e}"),
         }
     }
-    Ok(if record.status == JobStatus::Completed {
+    // With --kb the run's purpose is the knowledge base: a refused hand-off fails the command.
+    let delivered = kb.is_none() || record.ingestion.state == IngestionState::Delivered;
+    Ok(if record.status == JobStatus::Completed && delivered {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
