@@ -359,6 +359,59 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .build()
 }
 
+/// Sources whose documents a knowledge base has had from the start: `OUT/.kb-crawl/kb-seeded`,
+/// one `SOURCE_ID URI` a line.
+fn seeded_file(args: &Args) -> PathBuf {
+    args.out.join(".kb-crawl").join("kb-seeded")
+}
+
+/// A run of a source only hands its changes over. When `--kb URI` is new for the source (it
+/// was crawled before without it, or into another knowledge base), the pages that did not
+/// change would never reach the knowledge base: after the run's own hand-off this hands it
+/// every current document once (the ingestors write only what they do not have yet), then
+/// records the source as seeded. A failed seed is the run's failed hand-off.
+async fn seed(
+    args: &Args,
+    crawler: &Crawler,
+    kb: &kb::Target,
+    uri: &str,
+    record: &mut kb_crawl::JobRecord,
+) -> kb_crawl::Result<()> {
+    let Some(sync) = record.request.sync.clone() else {
+        return Ok(());
+    };
+    if record.status != JobStatus::Completed || record.ingestion.state != IngestionState::Delivered
+    {
+        return Ok(());
+    }
+    let line = format!("{} {uri}", sync.source);
+    let file = seeded_file(args);
+    let seeded = std::fs::read_to_string(&file).unwrap_or_default();
+    if seeded.lines().any(|l| l == line) {
+        return Ok(());
+    }
+    // The source's first run handed every page over already.
+    if sync.documents != record.id {
+        let docs = crawler.sink().list(&sync.documents).await?;
+        let all = kb_crawl::RunDiff::all_added(docs);
+        if let Err(e) = kb.ingestor().on_completed(record, &all).await {
+            eprintln!("error: kb: handing the source's earlier pages to {uri} failed: {e}");
+            record.ingestion.state = IngestionState::Failed;
+            record.ingestion.reason = Some(format!("kb seed: {e}"));
+            return Ok(());
+        }
+    }
+    let mut text = seeded;
+    text.push_str(&line);
+    text.push('\n');
+    std::fs::write(&file, text).map_err(|e| {
+        kb_crawl::Error::new(
+            kb_crawl::ErrorKind::Storage,
+            format!("kb: cannot write {}: {e}", file.display()),
+        )
+    })
+}
+
 async fn report(
     args: &Args,
     crawler: &Crawler,
@@ -387,7 +440,10 @@ async fn report(
     };
     let record = handle.wait().await;
     poll.abort();
-    let record = record?;
+    let mut record = record?;
+    if let (Some(k), Some(uri)) = (kb, &args.kb) {
+        seed(args, crawler, k, uri, &mut record).await?;
+    }
     bar.set_length(record.progress.pages_total);
     bar.set_position(record.progress.pages_processed);
     bar.finish_and_clear();

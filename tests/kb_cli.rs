@@ -24,15 +24,17 @@ fn crawl_binary() -> PathBuf {
     support::example::binary("crawl", "kb targets: agentcore, bedrock")
 }
 
-/// `crawl URL --out OUT --kb KB --json` with the SDK's environment pointed at `endpoint`.
+/// `crawl URL --out OUT --kb KB --json` with the SDK's environment pointed at `endpoint`
+/// (no `--kb` when `kb` is empty).
 fn crawl(endpoint: &str, url: &str, out: &Path, kb: &str, env: &[(&str, &str)]) -> Output {
+    let kb: &[&str] = if kb.is_empty() { &[] } else { &["--kb", kb] };
     Command::new(crawl_binary())
         .arg(url)
         .arg("--out")
         .arg(out)
         .args(["--depth", "1", "--rate", "0", "--sitemap", "off"])
         .args(["--allow-private-network", "--lift-guardrails", "--json"])
-        .args(["--kb", kb])
+        .args(kb)
         .env("AWS_ENDPOINT_URL", endpoint)
         .env("AWS_ACCESS_KEY_ID", "testing")
         .env("AWS_SECRET_ACCESS_KEY", "testing")
@@ -319,4 +321,48 @@ async fn kb_flag_keeps_a_bedrock_data_source_current_with_one_ingestion_job_per_
     let calls = bedrock.requests();
     assert_eq!(calls.len(), 2, "{calls:#?}");
     common::recorder::Recorder::assert_start_ingestion_job(&calls[1], kb, ds);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_crawled_before_without_kb_reaches_the_knowledge_base_whole() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let (_dir, fx) = site().await;
+    let (table, bucket) = (common::unique("rag-assistants"), common::unique("rag-docs"));
+    let vectors = common::unique("rag-vectors");
+    let assistant = "AST-cli-seed";
+    let host = AgentCoreIngestor::builder()
+        .sink(Arc::new(MemorySink::new()))
+        .assistants_table(&table)
+        .documents_bucket(&bucket)
+        .vector_index(&vectors, "rag-index")
+        .endpoint_url(&endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .unwrap();
+    host.create_host_if_missing().await.unwrap();
+    let uri =
+        format!("agentcore://{table}/{bucket}?assistant={assistant}&index={vectors}/rag-index");
+    let out = tempfile::tempdir().unwrap();
+
+    // Crawled first without --kb; the same site unchanged, now with --kb: the run's diff is
+    // empty, yet every page must reach the knowledge base.
+    let plain = summary(&crawl(&endpoint, &fx.url("/"), out.path(), "", &[]));
+    assert!(plain.get("kb").is_none(), "{plain}");
+    let stored = plain["stored"].as_u64().unwrap();
+    let with_kb = summary(&crawl(&endpoint, &fx.url("/"), out.path(), &uri, &[]));
+    assert_eq!(with_kb["changes"]["added"], 0, "{with_kb}");
+    assert_eq!(with_kb["kb"]["written"], stored, "{with_kb}");
+    let docs = host.documents(assistant).await.unwrap();
+    assert_eq!(docs.len() as u64, stored, "{docs:#?}");
+    let objects = object_keys(&endpoint, &bucket, &format!("assistants/{assistant}/")).await;
+    assert_eq!(objects.len() as u64, stored, "{objects:#?}");
+
+    // Seeded once: the next run hands over only its (empty) diff.
+    let again = summary(&crawl(&endpoint, &fx.url("/"), out.path(), &uri, &[]));
+    assert_eq!(again["kb"]["written"], 0, "{again}");
+    assert_eq!(again["kb"]["alreadyCurrent"], 0, "{again}");
 }
