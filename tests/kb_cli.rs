@@ -8,6 +8,10 @@
 
 #[path = "../crawl-aws/tests/common/mod.rs"]
 mod common;
+// Not under support/mod.rs: crawl-aws's tests include that file, and this one names the
+// facade's features.
+#[path = "support/example.rs"]
+mod example;
 mod support;
 
 use std::collections::BTreeSet;
@@ -21,7 +25,7 @@ use serde_json::Value;
 use support::{copy_dir, Fixture};
 
 fn crawl_binary() -> PathBuf {
-    support::example::binary("crawl", "kb targets: agentcore, bedrock")
+    example::binary("crawl", "kb targets: agentcore, bedrock")
 }
 
 /// `crawl URL --out OUT --kb KB --json` with the SDK's environment pointed at `endpoint`

@@ -1,4 +1,4 @@
-//! An example binary built with the features this test binary was compiled with.
+//! An example binary of the facade built with the features this test binary was compiled with.
 //!
 //! `cargo test --test X` builds no example, and a binary left by an earlier build may be
 //! stale or built without the features a test needs. [`binary`] checks the binary against
@@ -6,6 +6,8 @@
 //! `--version` says it was built with, and when it is missing, older than a source or
 //! lacking, builds it with cargo into the same target folder and profile, with this test's
 //! features (the kb-crawl features are known here through `cfg!`).
+
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,8 +2,6 @@
 //! log of every request it received.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-pub mod example;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
