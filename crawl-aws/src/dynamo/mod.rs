@@ -9,7 +9,7 @@ mod ledger;
 mod limiter;
 mod source;
 mod table;
-#[cfg(all(test, feature = "aws-lambda"))]
+#[cfg(test)]
 pub(crate) mod test_moto;
 
 pub use builder::DynamoBuilder;
