@@ -6,6 +6,14 @@
 //! `--fresh` starts a new source instead. A progress bar goes to stderr, then a summary;
 //! `--json` prints the summary as one JSON object on stdout. Exit status 0 when the job
 //! completed, 1 when it failed, 2 when the input was refused.
+//!
+//! `--kb URI` (build with `--features aws-kb`) also puts the pages into a knowledge base and
+//! keeps them current on every later run: `agentcore://TABLE/BUCKET?assistant=ID&index=
+//! VECTOR_BUCKET/INDEX` (the host's document contract) or `bedrock://BUCKET/PREFIX?kb=KB_ID&
+//! ds=DATA_SOURCE_ID` (Amazon Bedrock Knowledge Bases). AWS endpoint, region and credentials
+//! come from the SDK's environment (`AWS_ENDPOINT_URL` points it at a local stand-in;
+//! `AWS_ENDPOINT_URL_BEDROCK_AGENT` at another one for `StartIngestionJob` alone). A bad URI
+//! exits 2 before anything is written; with `--kb`, a refused hand-off exits 1.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,7 +32,7 @@ use serde::Serialize;
 
 /// Crawl one website politely into clean markdown files for a knowledge base.
 #[derive(Debug, Parser)]
-#[command(name = "crawl", version, args_override_self = true)]
+#[command(name = "crawl", version, long_version = LONG_VERSION, args_override_self = true)]
 struct Args {
     /// Root URL (http or https); the crawl stays on its host.
     #[arg(required_unless_present = "resume")]
@@ -76,7 +84,25 @@ struct Args {
     /// documents stay where they are; the new run writes under its own job id).
     #[arg(long)]
     fresh: bool,
+    /// Also deliver every run into a knowledge base: agentcore://TABLE/BUCKET?assistant=ID&
+    /// index=VECTOR_BUCKET/INDEX or bedrock://BUCKET/PREFIX?kb=KB_ID&ds=DATA_SOURCE_ID (needs
+    /// the `aws-kb` feature; AWS settings from the SDK's environment).
+    #[arg(long, value_name = "URI")]
+    kb: Option<String>,
 }
+
+/// `--version`: the version and the `--kb` targets this build has.
+#[cfg(all(feature = "aws-agentcore", feature = "aws-bedrock-kb"))]
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (kb targets: agentcore, bedrock)"
+);
+#[cfg(all(feature = "aws-agentcore", not(feature = "aws-bedrock-kb")))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: agentcore)");
+#[cfg(all(not(feature = "aws-agentcore"), feature = "aws-bedrock-kb"))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: bedrock)");
+#[cfg(not(any(feature = "aws-agentcore", feature = "aws-bedrock-kb")))]
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (kb targets: none)");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Render {
@@ -132,6 +158,9 @@ struct Summary {
     ingestion_reason: Option<String>,
     /// Hand-offs started.
     ingestion_attempts: u32,
+    /// What the delivery to `--kb` did (only with `--kb`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kb: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -182,7 +211,13 @@ async fn cli(args: Args) -> ExitCode {
 }
 
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
+    // A bad --kb URI is refused (naming the wrong part) before anything is written.
+    let kb_uri = args.kb.as_deref().map(kb::parse).transpose()?;
     let sink = Arc::new(FsSink::new(&args.out)?);
+    let kb = match &kb_uri {
+        Some(uri) => Some(kb::connect(uri, Arc::clone(&sink) as kb_crawl::DynSink).await?),
+        None => None,
+    };
     // Crawl state (frontier, dedup, counters) is durable so a killed crawl can --resume.
     let state = Arc::new(RedbStore::open(
         args.out.join(".kb-crawl").join("state.redb"),
@@ -197,6 +232,9 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     };
     if let Some(r) = &browser {
         builder = builder.renderer(Arc::clone(r));
+    }
+    if let Some(k) = &kb {
+        builder = builder.ingestor(k.ingestor());
     }
     let crawler = builder.build()?;
     let handle = match &args.resume {
@@ -215,7 +253,7 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
             handle
         }
     };
-    let code = report(&args, &crawler, handle).await;
+    let code = report(&args, &crawler, handle, kb.as_ref()).await;
     // Stops Chromium and removes its profile folder before the process exits.
     if let Some(r) = browser {
         r.shutdown().await;
@@ -225,6 +263,68 @@ async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
 
 /// The tenant the CLI keeps its sources under.
 const TENANT: &str = "local";
+
+/// `--kb`: the knowledge-base targets of crawl-aws.
+#[cfg(any(feature = "aws-agentcore", feature = "aws-bedrock-kb"))]
+mod kb {
+    use kb_crawl::aws::kb::{KbIngestor, KbUri};
+
+    /// A parsed `--kb` URI.
+    pub(crate) type Uri = KbUri;
+
+    /// The knowledge base a run is delivered to.
+    pub(crate) struct Target(KbIngestor);
+
+    /// Parses `uri`; an error names the wrong part.
+    pub(crate) fn parse(uri: &str) -> kb_crawl::Result<Uri> {
+        uri.parse()
+    }
+
+    /// Connects the standard SDK way (environment, `AWS_ENDPOINT_URL`, credential chain).
+    pub(crate) async fn connect(uri: &Uri, sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        Ok(Target(uri.connect(sink).await?))
+    }
+
+    impl Target {
+        pub(crate) fn ingestor(&self) -> kb_crawl::DynIngestor {
+            self.0.as_dyn()
+        }
+
+        pub(crate) fn report(&self) -> serde_json::Value {
+            self.0.last_report().to_json()
+        }
+    }
+}
+
+/// `--kb` in a build without the knowledge-base targets.
+#[cfg(not(any(feature = "aws-agentcore", feature = "aws-bedrock-kb")))]
+mod kb {
+    /// Never made: every `parse` fails.
+    pub(crate) enum Uri {}
+
+    /// Never made.
+    pub(crate) enum Target {}
+
+    pub(crate) fn parse(_uri: &str) -> kb_crawl::Result<Uri> {
+        Err(kb_crawl::Error::invalid(
+            "kb: this build has no knowledge-base targets; rebuild with --features aws-kb",
+        ))
+    }
+
+    pub(crate) async fn connect(uri: &Uri, _sink: kb_crawl::DynSink) -> kb_crawl::Result<Target> {
+        match *uri {}
+    }
+
+    impl Target {
+        pub(crate) fn ingestor(&self) -> kb_crawl::DynIngestor {
+            match *self {}
+        }
+
+        pub(crate) fn report(&self) -> serde_json::Value {
+            match *self {}
+        }
+    }
+}
 
 #[cfg(feature = "render-chrome")]
 fn renderer(tabs: usize) -> kb_crawl::Result<kb_crawl::DynRenderer> {
@@ -259,7 +359,65 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .build()
 }
 
-async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::Result<ExitCode> {
+/// Sources whose documents a knowledge base has had from the start: `OUT/.kb-crawl/kb-seeded`,
+/// one `SOURCE_ID URI` a line.
+fn seeded_file(args: &Args) -> PathBuf {
+    args.out.join(".kb-crawl").join("kb-seeded")
+}
+
+/// A run of a source only hands its changes over. When `--kb URI` is new for the source (it
+/// was crawled before without it, or into another knowledge base), the pages that did not
+/// change would never reach the knowledge base: after the run's own hand-off this hands it
+/// every current document once (the ingestors write only what they do not have yet), then
+/// records the source as seeded. A failed seed is the run's failed hand-off.
+async fn seed(
+    args: &Args,
+    crawler: &Crawler,
+    kb: &kb::Target,
+    uri: &str,
+    record: &mut kb_crawl::JobRecord,
+) -> kb_crawl::Result<()> {
+    let Some(sync) = record.request.sync.clone() else {
+        return Ok(());
+    };
+    if record.status != JobStatus::Completed || record.ingestion.state != IngestionState::Delivered
+    {
+        return Ok(());
+    }
+    let line = format!("{} {uri}", sync.source);
+    let file = seeded_file(args);
+    let seeded = std::fs::read_to_string(&file).unwrap_or_default();
+    if seeded.lines().any(|l| l == line) {
+        return Ok(());
+    }
+    // The source's first run handed every page over already.
+    if sync.documents != record.id {
+        let docs = crawler.sink().list(&sync.documents).await?;
+        let all = kb_crawl::RunDiff::all_added(docs);
+        if let Err(e) = kb.ingestor().on_completed(record, &all).await {
+            eprintln!("error: kb: handing the source's earlier pages to {uri} failed: {e}");
+            record.ingestion.state = IngestionState::Failed;
+            record.ingestion.reason = Some(format!("kb seed: {e}"));
+            return Ok(());
+        }
+    }
+    let mut text = seeded;
+    text.push_str(&line);
+    text.push('\n');
+    std::fs::write(&file, text).map_err(|e| {
+        kb_crawl::Error::new(
+            kb_crawl::ErrorKind::Storage,
+            format!("kb: cannot write {}: {e}", file.display()),
+        )
+    })
+}
+
+async fn report(
+    args: &Args,
+    crawler: &Crawler,
+    handle: JobHandle,
+    kb: Option<&kb::Target>,
+) -> kb_crawl::Result<ExitCode> {
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} pages {msg}",
@@ -282,7 +440,10 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
     };
     let record = handle.wait().await;
     poll.abort();
-    let record = record?;
+    let mut record = record?;
+    if let (Some(k), Some(uri)) = (kb, &args.kb) {
+        seed(args, crawler, k, uri, &mut record).await?;
+    }
     bar.set_length(record.progress.pages_total);
     bar.set_position(record.progress.pages_processed);
     bar.finish_and_clear();
@@ -313,6 +474,9 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
         ingestion: record.ingestion.state,
         ingestion_reason: record.ingestion.reason.clone(),
         ingestion_attempts: record.ingestion.attempts,
+        kb: kb
+            .filter(|_| record.ingestion.state == IngestionState::Delivered)
+            .map(kb::Target::report),
     };
     eprintln!(
         "{} {}: {}/{} pages processed, {} stored in {}",
@@ -340,6 +504,15 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
             args.out.join(record.id.as_str()).display()
         );
     }
+    if let (Some(k), Some(uri)) = (&summary.kb, &args.kb) {
+        eprintln!(
+            "  kb: {} written, {} already current, {} removed in {uri}",
+            k["written"], k["alreadyCurrent"], k["deleted"]
+        );
+        for s in k["skipped"].as_array().into_iter().flatten() {
+            eprintln!("  kb skipped {}: {}", s["url"], s["reason"]);
+        }
+    }
     if let Some(f) = &summary.failure {
         eprintln!("  failure: {f}");
     }
@@ -355,7 +528,9 @@ async fn report(args: &Args, crawler: &Crawler, handle: JobHandle) -> kb_crawl::
             Err(e) => eprintln!("error: cannot print JSON summary: {e}"),
         }
     }
-    Ok(if record.status == JobStatus::Completed {
+    // With --kb the run's purpose is the knowledge base: a refused hand-off fails the command.
+    let delivered = kb.is_none() || record.ingestion.state == IngestionState::Delivered;
+    Ok(if record.status == JobStatus::Completed && delivered {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -27,6 +27,7 @@ const INSERT_CONCURRENCY: usize = 16;
 /// Writes per BatchWriteItem (the service's maximum).
 pub(super) const BATCH: usize = 25;
 /// Keys per BatchGetItem (the service's maximum).
+#[cfg_attr(not(feature = "aws-lambda"), allow(dead_code))] // Used by the level ledger.
 pub(super) const BATCH_GET: usize = 100;
 /// Rounds of retrying a batch's unprocessed items.
 pub(super) const UNPROCESSED_ROUNDS: u32 = 8;
@@ -93,11 +94,13 @@ impl DynamoDedup {
     }
 
     /// The clock deciding what has expired.
+    #[cfg_attr(not(feature = "aws-lambda"), allow(dead_code))] // Used by the level ledger.
     pub(super) fn clock(&self) -> DynClock {
         std::sync::Arc::clone(&self.clock)
     }
 
     /// How long a key stays present.
+    #[cfg_attr(not(feature = "aws-lambda"), allow(dead_code))] // Used by the level ledger.
     pub(super) fn ttl(&self) -> Duration {
         self.ttl
     }

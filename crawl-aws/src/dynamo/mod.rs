@@ -9,12 +9,11 @@ mod ledger;
 mod limiter;
 mod source;
 mod table;
-#[cfg(all(test, feature = "aws-lambda"))]
+#[cfg(test)]
 pub(crate) mod test_moto;
 
 pub use builder::DynamoBuilder;
 pub use dedup::DynamoDedup;
-#[cfg(feature = "aws-lambda")]
 pub use jobs::{DynamoJobStore, ASSISTANT_INDEX};
 #[cfg(feature = "aws-lambda")]
 pub(crate) use ledger::LevelLedger;

@@ -39,6 +39,7 @@ pub(crate) async fn dedup(endpoint: &str) -> DynamoDedup {
 }
 
 /// A job store on a fresh table.
+#[cfg_attr(not(feature = "aws-lambda"), allow(dead_code))] // The job store's tests need aws-lambda.
 pub(crate) async fn jobs(endpoint: &str) -> DynamoJobStore {
     let j = DynamoJobStore::builder()
         .table(unique("jobs"))

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use time::format_description::well_known::Rfc3339;
 use tracing::info;
 
-use super::contract::check_bucket;
+use super::contract::{check_bucket, check_kb_id};
 use super::{path_style, sdk_config, KbReport};
 use crate::config::Connection;
 use crate::error::AwsError;
@@ -112,20 +112,10 @@ impl BedrockKbIngestorBuilder {
                 "prefix: '{prefix}' has an empty, '.', '..' or control-character segment"
             )));
         }
-        let id_ok =
-            |s: &str| (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric());
         let kb = self.kb.unwrap_or_default();
         let ds = self.ds.unwrap_or_default();
-        if !id_ok(&kb) {
-            return Err(fail(format!(
-                "kb: '{kb}' is not a knowledge base id ([0-9A-Za-z]+)"
-            )));
-        }
-        if !id_ok(&ds) {
-            return Err(fail(format!(
-                "ds: '{ds}' is not a data source id ([0-9A-Za-z]+)"
-            )));
-        }
+        check_kb_id("kb", &kb).map_err(fail)?;
+        check_kb_id("ds", &ds).map_err(fail)?;
         let sdk = sdk_config(&self.conn).await;
         let s3 = aws_sdk_s3::config::Builder::from(&sdk).force_path_style(path_style(&self.conn));
         let mut agent = aws_sdk_bedrockagent::config::Builder::from(&sdk);

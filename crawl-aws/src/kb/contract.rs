@@ -102,6 +102,23 @@ pub(crate) fn check_bucket(field: &str, name: &str) -> Result<(), String> {
     }
 }
 
+/// A Bedrock knowledge base or data source id: 1 to 64 of `[0-9A-Za-z]`.
+pub(crate) fn check_kb_id(field: &str, id: &str) -> Result<(), String> {
+    if (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(())
+    } else {
+        let what = if field == "kb" {
+            "a knowledge base id"
+        } else {
+            "a data source id"
+        };
+        Err(format!(
+            "{field}: '{}' is not {what} ([0-9A-Za-z]+)",
+            id.chars().take(80).collect::<String>()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use crawl_core::{Error, Result};
 
+use super::contract::{check_assistant, check_bucket, check_kb_id, check_table};
+
 /// A knowledge base to crawl into, as the CLI's `--kb` names it.
 ///
 /// - `agentcore://ASSISTANTS_TABLE/DOCUMENTS_BUCKET?assistant=ID&index=VECTOR_BUCKET/INDEX`:
@@ -81,6 +83,11 @@ fn query<'a>(q: &'a str, allowed: &[&str]) -> Result<Vec<(&'a str, &'a str)>> {
     Ok(out)
 }
 
+/// A service-rule check of the contract (its message starts with the field's name).
+fn rule(check: std::result::Result<(), String>) -> Result<()> {
+    check.map_err(|m| Error::invalid(format!("kb: {m}")))
+}
+
 fn get<'a>(q: &[(&str, &'a str)], k: &str) -> Option<&'a str> {
     q.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
 }
@@ -139,7 +146,7 @@ impl FromStr for KbUri {
                 let (vector_bucket, index) = index
                     .split_once('/')
                     .ok_or_else(|| bad("index", format!("'{index}' is not VECTOR_BUCKET/INDEX")))?;
-                Ok(KbUri::AgentCore {
+                let uri = KbUri::AgentCore {
                     table,
                     bucket,
                     ssm_prefix,
@@ -147,7 +154,9 @@ impl FromStr for KbUri {
                     vector_bucket: name("index (vector bucket)", vector_bucket)?,
                     index: name("index", index)?,
                     user: get(&q, "user").map(|u| name("user", u)).transpose()?,
-                })
+                };
+                uri.check_rules()?;
+                Ok(uri)
             }
             "bedrock" => {
                 let q = query(q, &["kb", "ds"])?;
@@ -166,12 +175,14 @@ impl FromStr for KbUri {
                 }
                 let kb = get(&q, "kb").ok_or_else(|| bad("kb", "required (?kb=KB_ID)"))?;
                 let ds = get(&q, "ds").ok_or_else(|| bad("ds", "required (&ds=DATA_SOURCE_ID)"))?;
-                Ok(KbUri::Bedrock {
+                let uri = KbUri::Bedrock {
                     bucket,
                     prefix: prefix.to_owned(),
                     kb: name("kb", kb)?,
                     ds: name("ds", ds)?,
-                })
+                };
+                uri.check_rules()?;
+                Ok(uri)
             }
             other => Err(bad(
                 "scheme",
@@ -223,6 +234,36 @@ impl fmt::Display for KbUri {
 }
 
 impl KbUri {
+    /// The services' naming rules (the ones the ingestors' builders check again), so a bad
+    /// name is refused before anything is crawled or written.
+    fn check_rules(&self) -> Result<()> {
+        match self {
+            KbUri::AgentCore {
+                table,
+                bucket,
+                assistant,
+                vector_bucket,
+                index,
+                ..
+            } => {
+                if let Some(t) = table {
+                    rule(check_table("assistants table", t))?;
+                }
+                if let Some(b) = bucket {
+                    rule(check_bucket("documents bucket", b))?;
+                }
+                rule(check_assistant(assistant))?;
+                rule(check_bucket("index (vector bucket)", vector_bucket))?;
+                rule(check_bucket("index", index))
+            }
+            KbUri::Bedrock { bucket, kb, ds, .. } => {
+                rule(check_bucket("bucket", bucket))?;
+                rule(check_kb_id("kb", kb))?;
+                rule(check_kb_id("ds", ds))
+            }
+        }
+    }
+
     /// Builds the ingestor this URI names, reading documents back from `sink`; endpoint,
     /// region and credentials come from the SDK's environment (`AWS_ENDPOINT_URL`,
     /// `AWS_REGION`, the credential chain). A target this build lacks the feature for is an
@@ -343,7 +384,7 @@ mod tests {
             }
         );
         assert_eq!(u.to_string().parse::<KbUri>().unwrap(), u);
-        let ssm: KbUri = "agentcore://?ssm=dev&assistant=a&index=vb/ix"
+        let ssm: KbUri = "agentcore://?ssm=dev&assistant=a&index=vbk/idx"
             .parse()
             .unwrap();
         assert!(
@@ -402,6 +443,26 @@ mod tests {
             ("bedrock://b/a//c?kb=k&ds=d", "kb: prefix:"),
             ("bedrock://b/p?kb=k&ds=d#x", "kb: fragment:"),
             ("bedrock://b/p?kb", "kb: kb:"),
+            ("bedrock://Bad_Bucket/p?kb=k&ds=d", "kb: bucket:"),
+            ("bedrock://bkt/p?kb=K-1&ds=d", "kb: kb:"),
+            ("bedrock://bkt/p?kb=k&ds=d.s", "kb: ds:"),
+            (
+                "agentcore://t/b?assistant=a&index=vb/ix",
+                "kb: assistants table:",
+            ),
+            (
+                "agentcore://tbl/B_x?assistant=a&index=vb/ix",
+                "kb: documents bucket:",
+            ),
+            (
+                "agentcore://tbl/bkt?assistant=a!b&index=vb/ix",
+                "kb: assistant:",
+            ),
+            (
+                "agentcore://tbl/bkt?assistant=a&index=VB/ix",
+                "kb: index (vector bucket):",
+            ),
+            ("agentcore://tbl/bkt?assistant=a&index=vbk/Ix", "kb: index:"),
         ] {
             let e = uri.parse::<KbUri>().unwrap_err();
             assert!(e.to_string().contains(part), "{uri}: {e}");

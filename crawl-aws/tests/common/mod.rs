@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod recorder;
+
 use std::sync::Arc;
 
 use crawl_aws::{DynamoDedup, DynamoJobStore, S3Sink};
