@@ -129,8 +129,9 @@ async fn an_interrupted_hand_off_is_made_again_once_after_a_restart() {
         let mut delivered = None;
         for _ in 0..3000 {
             let r = jobs.get(&run).await.unwrap().unwrap();
-            // The interrupted attempt is recorded as failed first, then the new one ends.
-            if r.ingestion.attempts >= 2 && r.ingestion.state != IngestionState::Pending {
+            // The interrupted attempt is recorded as failed first, then the new one begins
+            // (the state stays failed while its lease is held) and ends.
+            if r.ingestion.attempts >= 2 && r.ingestion.lease_until.is_none() {
                 delivered = Some(r);
                 break;
             }
