@@ -86,8 +86,13 @@ async fn embedded(req: &CrawlRequest) -> (JobRecord, BTreeMap<String, String>) {
 
 /// Creates the generated state machine; returns its ARN.
 async fn create_state_machine(h: &Harness) -> String {
-    let opts = SfnOptions::default()
-        .with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-");
+    create_state_machine_with(h, SfnOptions::default()).await
+}
+
+/// Creates the state machine generated with `opts` (and the harness's function prefix).
+async fn create_state_machine_with(h: &Harness, opts: SfnOptions) -> String {
+    let opts =
+        opts.with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-");
     let def = state_machine(&opts).to_string();
     let sm = h
         .sfn(
@@ -112,6 +117,11 @@ async fn run(h: &Harness, req: &CrawlRequest) -> (String, JobRecord) {
 /// Runs job `job` (its record may exist already) as one execution to its end.
 async fn execute(h: &Harness, req: &CrawlRequest, job: JobId) -> (String, JobRecord) {
     let sm = create_state_machine(h).await;
+    execute_on(h, &sm, req, job).await
+}
+
+/// Runs job `job` as one execution of state machine `sm` to its end.
+async fn execute_on(h: &Harness, sm: &str, req: &CrawlRequest, job: JobId) -> (String, JobRecord) {
     let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
     let ex = h
         .sfn(
@@ -675,46 +685,11 @@ fn paths(docs: &BTreeMap<String, String>) -> std::collections::BTreeSet<String> 
 /// Runs `req` serverless on a state machine whose scrape map runs `concurrency` pages at
 /// once.
 async fn execute_at(h: &Harness, req: &CrawlRequest, concurrency: u32) -> JobRecord {
-    let opts = SfnOptions::default()
-        .with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-")
-        .with_max_concurrency(concurrency);
-    let sm = h
-        .sfn(
-            "CreateStateMachine",
-            json!({
-                "name": format!("kb-crawl-{}", &JobId::new().as_str()[4..]),
-                "definition": state_machine(&opts).to_string(),
-                "roleArn": "arn:aws:iam::123456789012:role/kb-crawl-sfn",
-                "type": "STANDARD"
-            }),
-        )
-        .await;
-    let job = JobId::new();
-    let input = serde_json::to_string(&InitEvent::new(job.clone(), req)).unwrap();
-    let ex = h
-        .sfn(
-            "StartExecution",
-            json!({
-                "stateMachineArn": sm["stateMachineArn"],
-                "name": job.as_str(),
-                "input": input
-            }),
-        )
-        .await;
-    for _ in 0..600 {
-        let d = h
-            .sfn(
-                "DescribeExecution",
-                json!({ "executionArn": ex["executionArn"] }),
-            )
-            .await;
-        if d["status"].as_str() != Some("RUNNING") {
-            assert_eq!(d["status"].as_str(), Some("SUCCEEDED"), "{d}");
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    h.svc.jobs.get(&job).await.unwrap().expect("job record")
+    let opts = SfnOptions::default().with_max_concurrency(concurrency);
+    let sm = create_state_machine_with(h, opts).await;
+    let (status, rec) = execute_on(h, &sm, req, JobId::new()).await;
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    rec
 }
 
 fn tree_request(

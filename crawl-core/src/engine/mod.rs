@@ -5,6 +5,7 @@ mod context;
 mod handoff;
 mod page;
 mod run;
+mod sample;
 mod sync;
 
 pub use context::{request_gate, PageContext};

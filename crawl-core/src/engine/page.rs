@@ -588,9 +588,6 @@ pub(super) async fn strip_templates(inner: &super::Inner, record: &crate::JobRec
     Ok(())
 }
 
-/// Most documents the template pass learns from.
-const TEMPLATE_SAMPLE: usize = 300;
-
 /// Site-template pass over a job's stored documents: learns the blocks that repeat across
 /// pages, rewrites every document without them, and (optionally) stores them once as
 /// `site-template.md`. Reads only what the sink holds: no page is fetched again. Returns how
@@ -601,40 +598,22 @@ pub async fn strip_site_template(
     job: &crate::JobId,
     opts: &super::TemplateOptions,
 ) -> Result<usize> {
-    // A site template shows on any sample of the site's pages: learning from at most
-    // TEMPLATE_SAMPLE documents, evenly spread, keeps this pass's memory bounded however
-    // large the crawl. The sample is kept as the listing goes (every `stride`-th key; when
-    // it holds twice the sample, every other one is dropped and the stride doubles).
-    let mut sample: Vec<String> = Vec::new();
-    let mut stride = 1usize;
-    let mut total = 0usize;
+    // A site template shows on any sample of the site's pages: learning from an evenly
+    // spread sample keeps this pass's memory bounded however large the crawl.
+    let mut sample = super::sample::SpreadSample::new();
     crate::traits::for_each_doc_page(sink, job, crate::LIST_PAGE, |docs| {
-        for d in docs {
-            if total.is_multiple_of(stride) {
-                sample.push(d.key);
-                if sample.len() >= 2 * TEMPLATE_SAMPLE {
-                    let mut i = 0;
-                    sample.retain(|_| {
-                        i += 1;
-                        i % 2 == 1
-                    });
-                    stride *= 2;
-                }
-            }
-            total += 1;
-        }
+        docs.into_iter().for_each(|d| sample.offer(d.key));
         async { Ok::<(), crate::Error>(()) }
     })
     .await?;
-    if total < opts.min_pages.max(2) {
+    if sample.seen() < opts.min_pages.max(2) {
         return Ok(0);
     }
     let mut learner =
         crate::extract::template::TemplateLearner::new(opts.min_pages, opts.min_fraction);
-    let step = sample.len().div_ceil(TEMPLATE_SAMPLE).max(1);
-    for key in sample.iter().step_by(step) {
+    for key in sample.into_spread() {
         if let Some((_, body)) = sink
-            .get(key)
+            .get(&key)
             .await?
             .as_deref()
             .and_then(crate::keys::parse_file)
@@ -642,7 +621,6 @@ pub async fn strip_site_template(
             learner.observe(&body);
         }
     }
-    drop(sample);
     let template = learner.template_markdown();
     if template.trim().is_empty() {
         return Ok(0);

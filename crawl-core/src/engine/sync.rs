@@ -29,9 +29,6 @@ use crate::traits::{DynJobStore, DynSourceStore, Sink};
 /// Pages read or written per source-store call.
 const BATCH: usize = 200;
 
-/// Most documents the template pass learns from.
-const TEMPLATE_SAMPLE: usize = 300;
-
 /// SHA-256 (hex) of a markdown body: the content hash a source compares.
 pub fn body_hash(markdown: &str) -> String {
     hex::encode(Sha256::digest(markdown.as_bytes()))
@@ -338,7 +335,7 @@ const RUN_TEMPLATE: &str = "finalise-template.md";
 /// finalising this run, else the source's template plus what this run's freshly fetched
 /// pages (added or pending) show, when they are enough of the run's pages to tell
 /// template from content. Learned from an evenly spread sample of at most
-/// [`TEMPLATE_SAMPLE`] pages, read in one pass over the pages' state.
+/// `TEMPLATE_SAMPLE` pages, read in one pass over the pages' state.
 async fn run_template(
     sink: &dyn Sink,
     sync: &SyncRun,
@@ -349,10 +346,8 @@ async fn run_template(
     if let Some(bytes) = sink.get(&kept).await? {
         return Ok(known_template(&String::from_utf8_lossy(&bytes)));
     }
-    // Every `stride`-th fresh page; at twice the sample, every other one is dropped and
-    // the stride doubles.
-    let mut sample: Vec<(Url, String, PageChange)> = Vec::new();
-    let (mut stride, mut fresh, mut fetched) = (1usize, 0usize, 0usize);
+    let mut sample = super::sample::SpreadSample::new();
+    let mut fetched = 0usize;
     let mut after: Option<String> = None;
     loop {
         let batch = sync
@@ -362,18 +357,7 @@ async fn run_template(
         for p in batch.pages.into_iter().filter(|p| &p.last_seen == run) {
             match p.change {
                 Some(c @ (PageChange::Added | PageChange::Pending)) => {
-                    if fresh.is_multiple_of(stride) {
-                        sample.push((p.url, p.key, c));
-                        if sample.len() >= 2 * TEMPLATE_SAMPLE {
-                            let mut i = 0;
-                            sample.retain(|_| {
-                                i += 1;
-                                i % 2 == 1
-                            });
-                            stride *= 2;
-                        }
-                    }
-                    fresh += 1;
+                    sample.offer((p.url, p.key, c));
                     fetched += 1;
                 }
                 Some(PageChange::Removed) => {}
@@ -388,13 +372,12 @@ async fn run_template(
     let source = sync.store.get_source(&sync.source).await?;
     let mut template = known_template(source.as_ref().map_or("", |s| s.template.as_str()));
     if opts.enabled
-        && fresh >= opts.min_pages.max(2)
-        && fresh as f64 >= opts.min_fraction * fetched as f64
+        && sample.seen() >= opts.min_pages.max(2)
+        && sample.seen() as f64 >= opts.min_fraction * fetched as f64
     {
         let mut learner = TemplateLearner::new(opts.min_pages, opts.min_fraction);
-        let step = sample.len().div_ceil(TEMPLATE_SAMPLE).max(1);
-        for (url, key, change) in sample.iter().step_by(step) {
-            if let Some((_, body)) = read_fresh_at(sink, run, url, key, *change).await? {
+        for (url, key, change) in sample.into_spread() {
+            if let Some((_, body)) = read_fresh_at(sink, run, &url, &key, change).await? {
                 learner.observe(&body);
             }
         }
