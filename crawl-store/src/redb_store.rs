@@ -2,17 +2,16 @@
 //! database file, so a crawl killed at any instant resumes with nothing lost or done twice.
 //!
 //! redb was chosen over SQLite: pure Rust (no C build in every CI run), ACID transactions with
-//! copy-on-write B-trees, and one file. Every mutation is one write transaction. Only every
-//! 64th commit (and at most 250 ms after the last one, and every job create/finish/delete) is
-//! flushed to disk: after a crash the store reopens at a consistent earlier commit, and the
-//! pages done since are simply crawled again, with idempotent writes. This keeps fsyncs off
-//! the per-page path.
+//! copy-on-write B-trees, and one file. Every operation runs in one open write transaction
+//! that is committed every 64 operations and flushed to disk at most 250 ms after the last
+//! flush and at every job create, finish and delete (see [`batch`]): after a crash the store
+//! reopens at a consistent earlier commit, and the pages done since are simply crawled again,
+//! with idempotent writes. This keeps commits and fsyncs off the per-page path.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use crawl_core::clock::{DynClock, SystemClock};
@@ -21,12 +20,11 @@ use crawl_core::{
     Admit, Candidate, Capabilities, CrawlLedger, DedupStore, Error, ErrorKind, ExcludedCounts,
     Frontier, FrontierEntry, JobId, JobRecord, JobStatus, JobStore, PageOutcome, Result,
 };
-use redb::{
-    Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction,
-};
+use redb::{Database, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+mod batch;
 mod source;
 
 const JOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("jobs");
@@ -66,18 +64,14 @@ fn json_err(e: serde_json::Error) -> Error {
 /// Durable frontier, dedup store, job store and ledger in one redb file.
 #[derive(Clone)]
 pub struct RedbStore {
-    db: Arc<Database>,
+    /// Declared before `db`: dropped first, so its last writes commit while the file is open.
+    tx: Arc<batch::Shared>,
+    /// The store's owners keep the file open (the transaction holds it weakly).
+    _db: Arc<Database>,
     path: PathBuf,
     ttl: Duration,
     clock: DynClock,
-    commits: Arc<AtomicU64>,
-    last_flush: Arc<Mutex<Instant>>,
 }
-
-/// Commits between two flushes to disk.
-const FLUSH_EVERY: u64 = 64;
-/// Longest time between two flushes while commits happen.
-const FLUSH_AFTER: Duration = Duration::from_millis(250);
 
 impl fmt::Debug for RedbStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -123,13 +117,13 @@ impl RedbStore {
         }
         tx.commit().map_err(db_err)?;
         sweep_ended_jobs(&mut db)?;
+        let db = Arc::new(db);
         Ok(RedbStore {
-            db: Arc::new(db),
+            tx: Arc::new(batch::Shared::new(&db)),
+            _db: db,
             path,
             ttl,
             clock,
-            commits: Arc::default(),
-            last_flush: Arc::new(Mutex::new(Instant::now())),
         })
     }
 
@@ -137,69 +131,28 @@ impl RedbStore {
         (self.clock.now().unix_timestamp_nanos() / 1_000_000) as i64
     }
 
-    /// Whether the next commit must reach the disk.
-    fn flush_due(&self, force: bool) -> bool {
-        let n = self.commits.fetch_add(1, Ordering::Relaxed) + 1;
-        let Ok(mut last) = self.last_flush.lock() else {
-            return true;
-        };
-        if force || n.is_multiple_of(FLUSH_EVERY) || last.elapsed() >= FLUSH_AFTER {
-            *last = Instant::now();
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Runs `f` in one write transaction on the blocking pool and commits it.
+    /// Runs `f` in the store's open write transaction (see [`batch`]).
     async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        self.write_with(false, f).await
+        self.tx.run(false, f).await
     }
 
-    /// [`write`](Self::write) that always reaches the disk before returning.
+    /// [`write`](Self::write) that reaches the disk before returning.
     async fn write_durable<T: Send + 'static>(
         &self,
         f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        self.write_with(true, f).await
+        self.tx.run(true, f).await
     }
 
-    async fn write_with<T: Send + 'static>(
-        &self,
-        force: bool,
-        f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let db = Arc::clone(&self.db);
-        let durable = self.flush_due(force);
-        tokio::task::spawn_blocking(move || {
-            let mut tx = db.begin_write().map_err(db_err)?;
-            if !durable {
-                tx.set_durability(Durability::None).map_err(|e| {
-                    Error::new(ErrorKind::Storage, e.to_string()).with_backend("RedbStore")
-                })?;
-            }
-            let out = f(&tx)?;
-            tx.commit().map_err(db_err)?;
-            Ok(out)
-        })
-        .await
-        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
-    }
-
+    /// A read, in the open transaction too: it sees every write made before it.
     async fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&redb::ReadTransaction) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let db = Arc::clone(&self.db);
-        tokio::task::spawn_blocking(move || {
-            let tx = db.begin_read().map_err(db_err)?;
-            f(&tx)
-        })
-        .await
-        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+        self.tx.run(false, f).await
     }
 }
 
@@ -280,7 +233,11 @@ fn sweep_ended_jobs(db: &mut Database) -> Result<usize> {
     Ok(removed)
 }
 
-fn queue_push(tx: &WriteTransaction, job: &JobId, entries: &[FrontierEntry]) -> Result<()> {
+fn queue_push<'a>(
+    tx: &WriteTransaction,
+    job: &JobId,
+    entries: impl IntoIterator<Item = &'a FrontierEntry>,
+) -> Result<()> {
     let mut seq_t = tx.open_table(SEQ).map_err(db_err)?;
     let mut seq = seq_t
         .get(job.as_str())
@@ -450,9 +407,11 @@ impl DedupStore for RedbStore {
         let now = self.now_ms();
         self.read(move |tx| {
             let t = tx.open_table(DEDUP).map_err(db_err)?;
-            Ok(t.get(key.as_str())
+            let live = t
+                .get(key.as_str())
                 .map_err(db_err)?
-                .is_some_and(|v| v.value() > now))
+                .is_some_and(|v| v.value() > now);
+            Ok(live)
         })
         .await
     }
@@ -660,7 +619,7 @@ impl CrawlLedger for RedbStore {
             let mut out = Vec::with_capacity(candidates.len());
             let mut queue = Vec::new();
             let mut spent = r.progress.pages_total >= u64::from(r.request.max_pages);
-            for c in candidates {
+            for c in &candidates {
                 let a = if dedup_live(tx, &job, &c.key, now)? {
                     Admit::Seen
                 } else if spent {
@@ -672,7 +631,7 @@ impl CrawlLedger for RedbStore {
                     Admit::Excluded
                 } else if r.try_reserve_page() {
                     dedup_insert(tx, &job, &c.key, now, exp)?;
-                    queue.push(c.entry);
+                    queue.push(&c.entry);
                     Admit::Admitted
                 } else {
                     spent = true;
@@ -680,7 +639,7 @@ impl CrawlLedger for RedbStore {
                 };
                 out.push(a);
             }
-            queue_push(tx, &job, &queue)?;
+            queue_push(tx, &job, queue.iter().copied())?;
             save_job(tx, &r)?;
             Ok(out)
         })
@@ -801,15 +760,19 @@ mod tests {
     }
 
     /// Entries of `def` that belong to `job`.
-    fn entries<V: redb::Value + 'static>(
+    async fn entries<V: redb::Value + Send + 'static>(
         s: &RedbStore,
-        def: TableDefinition<&str, V>,
+        def: TableDefinition<'static, &'static str, V>,
         job: &JobId,
     ) -> usize {
         let (lo, hi) = range(job);
-        let tx = s.db.begin_read().unwrap();
-        let t = tx.open_table(def).unwrap();
-        t.range(lo.as_str()..hi.as_str()).unwrap().count()
+        s.read(move |tx| {
+            let t = tx.open_table(def).map_err(db_err)?;
+            let n = t.range(lo.as_str()..hi.as_str()).map_err(db_err)?.count();
+            Ok(n)
+        })
+        .await
+        .unwrap()
     }
 
     fn cands(prefix: &str, n: usize) -> Vec<Candidate> {
@@ -848,8 +811,12 @@ mod tests {
         assert!(second.iter().all(|a| *a == Admit::OverBudget));
         let known = s.admit(&id, cands("a", 2)).await.unwrap();
         assert_eq!(known, [Admit::Seen, Admit::Seen]);
-        assert_eq!(entries(&s, DEDUP, &id), 3, "one record per admitted page");
-        assert_eq!(entries(&s, QUEUE, &id), 3);
+        assert_eq!(
+            entries(&s, DEDUP, &id).await,
+            3,
+            "one record per admitted page"
+        );
+        assert_eq!(entries(&s, QUEUE, &id).await, 3);
         // Counted when the page that found them ends, once however often it is finished.
         let e = s.pop(&id).await.unwrap().unwrap();
         let counts: ExcludedCounts = [("max_pages".to_owned(), 9_997)].into_iter().collect();
@@ -886,23 +853,78 @@ mod tests {
                 .await
                 .unwrap();
             // ended here without clearing the job (the process stopped)
-            assert_eq!(entries(&s, DEDUP, &ended.id), 20_000);
+            assert_eq!(entries(&s, DEDUP, &ended.id).await, 20_000);
             std::fs::metadata(&path).unwrap().len()
         };
         let s = RedbStore::open(&path).unwrap();
-        assert_eq!(entries(&s, DEDUP, &ended.id), 0);
-        assert_eq!(entries(&s, QUEUE, &ended.id), 0);
+        assert_eq!(entries(&s, DEDUP, &ended.id).await, 0);
+        assert_eq!(entries(&s, QUEUE, &ended.id).await, 0);
         assert_eq!(
-            entries(&s, DEDUP, &running.id),
+            entries(&s, DEDUP, &running.id).await,
             10,
             "a running job keeps its state"
         );
-        assert_eq!(entries(&s, QUEUE, &running.id), 10);
+        assert_eq!(entries(&s, QUEUE, &running.id).await, 10);
         assert!(
             s.get(&ended.id).await.unwrap().is_some(),
             "the record stays"
         );
         let small = std::fs::metadata(&path).unwrap().len();
         assert!(small < big / 2, "compacted: {big} -> {small} bytes");
+    }
+
+    #[tokio::test]
+    async fn operations_share_commits_and_every_read_sees_the_writes_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = RedbStore::open(dir.path().join("state.redb")).unwrap();
+        let job = JobId::new();
+        let before = s.tx.commits();
+        for i in 0..1_000 {
+            let key = format!("example.com/{i}");
+            assert!(s.insert(&job, &key).await.unwrap(), "new key {i}");
+            assert!(
+                s.contains(&job, &key).await.unwrap(),
+                "read after write {i}"
+            );
+            assert!(!s.insert(&job, &key).await.unwrap(), "second insert {i}");
+        }
+        let commits = s.tx.commits() - before;
+        // 3,000 operations: one commit per 64 and the timed flushes, not one each.
+        assert!(commits <= 3_000 / 64 + 20, "{commits} commits");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_store_keeps_the_writes_of_its_open_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.redb");
+        let job = JobId::new();
+        {
+            let s = RedbStore::open(&path).unwrap();
+            let keys: Vec<String> = (0..10).map(|i| format!("example.com/{i}")).collect();
+            s.insert_many(&job, &keys).await.unwrap();
+            // dropped with the insert not committed yet
+        }
+        let s = RedbStore::open(&path).unwrap();
+        for i in 0..10 {
+            assert!(s.contains(&job, &format!("example.com/{i}")).await.unwrap());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_operation_leaves_the_transaction_usable() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = RedbStore::open(dir.path().join("state.redb")).unwrap();
+        let req = crawl_core::CrawlRequest::builder("https://example.com/")
+            .build()
+            .unwrap();
+        let rec = JobRecord::new(JobId::new(), req, time::OffsetDateTime::now_utc());
+        s.create(&rec).await.unwrap();
+        let again = s.create(&rec).await.unwrap_err();
+        assert_eq!(again.kind(), ErrorKind::Conflict);
+        let missing = s.reserve_page(&JobId::new()).await.unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        assert!(s.reserve_page(&rec.id).await.unwrap());
+        let p = s.get(&rec.id).await.unwrap().unwrap().progress;
+        assert_eq!(p.pages_total, 1);
     }
 }

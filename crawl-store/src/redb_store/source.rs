@@ -46,12 +46,13 @@ impl SourceStore for RedbStore {
                 Err(e) if missing(&e) => return Ok(None),
                 Err(e) => return Err(db_err(e)),
             };
-            match t.get(id.as_str()).map_err(db_err)? {
+            let found = match t.get(id.as_str()).map_err(db_err)? {
                 Some(v) => serde_json::from_slice(v.value())
                     .map(Some)
                     .map_err(json_err),
                 None => Ok(None),
-            }
+            };
+            found
         })
         .await
     }
@@ -119,12 +120,13 @@ impl SourceStore for RedbStore {
                 Err(e) if missing(&e) => return Ok(None),
                 Err(e) => return Err(db_err(e)),
             };
-            match t.get(key.as_str()).map_err(db_err)? {
+            let found = match t.get(key.as_str()).map_err(db_err)? {
                 Some(v) => serde_json::from_slice(v.value())
                     .map(Some)
                     .map_err(json_err),
                 None => Ok(None),
-            }
+            };
+            found
         })
         .await
     }
