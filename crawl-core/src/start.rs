@@ -49,6 +49,10 @@ pub struct StartCrawl {
     /// Whether sitemaps add URLs (`auto`, `off`); `auto` when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sitemap: Option<SitemapMode>,
+    /// Pass same-site PDF and DOCX links through to an ingestor that accepts them; false
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked_documents: Option<bool>,
 }
 
 /// A non-negative whole number, or null.
@@ -120,6 +124,9 @@ impl StartCrawl {
         if let Some(m) = self.sitemap {
             b = b.sitemap(m);
         }
+        if let Some(on) = self.linked_documents {
+            b = b.linked_documents(on);
+        }
         b.build()
     }
 }
@@ -136,6 +143,7 @@ impl From<&CrawlRequest> for StartCrawl {
             include: (!r.include.is_empty()).then(|| r.include.clone()),
             exclude: (!r.exclude.is_empty()).then(|| r.exclude.clone()),
             sitemap: Some(r.sitemap),
+            linked_documents: r.linked_documents.then_some(true),
         }
     }
 }
