@@ -271,6 +271,32 @@ mod tests {
     }
 
     #[test]
+    fn linked_documents_is_taken_from_the_body_and_named_when_wrong() {
+        let body = StartCrawl::from_object(object(
+            json!({"url": "https://a.test/", "linkedDocuments": true}),
+        ))
+        .unwrap();
+        let r = body
+            .into_request(&CrawlPolicy::default(), &Guardrails::default())
+            .unwrap();
+        assert!(r.linked_documents);
+        let back = serde_json::to_value(StartCrawl::from(&r)).unwrap();
+        assert_eq!(back["linkedDocuments"], json!(true));
+        // Absent or false: off, and the forwarded body does not name it.
+        let off = StartCrawl::new("https://a.test/")
+            .into_request(&CrawlPolicy::default(), &Guardrails::default())
+            .unwrap();
+        assert!(!off.linked_documents);
+        let back = serde_json::to_value(StartCrawl::from(&off)).unwrap();
+        assert!(back.get("linkedDocuments").is_none(), "{back}");
+        let e = StartCrawl::from_object(object(
+            json!({"url": "https://a.test/", "linkedDocuments": "yes"}),
+        ))
+        .unwrap_err();
+        assert!(e.message().starts_with("linkedDocuments:"), "{e}");
+    }
+
+    #[test]
     fn the_documented_body_is_enough() {
         let body = StartCrawl::from_object(object(
             json!({"url": "https://www.boisestate.edu/registrar", "maxDepth": 3, "maxPages": 100}),
