@@ -429,3 +429,84 @@ async fn without_the_option_linked_files_stay_not_html() {
     assert_eq!(rows.keys().cloned().collect::<Vec<_>>(), vec![url.clone()]);
     assert_eq!(text(&rows[&url], "contentType"), "text/markdown");
 }
+
+/// Bedrock takes linked documents too: the PDF lands under the data source's prefix with its
+/// own key extension and `ContentType`, with its metadata sidecar, in the run's one
+/// ingestion job.
+#[cfg(feature = "bedrock-kb")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_pdf_reaches_a_bedrock_data_source_as_a_pdf_with_its_sidecar() {
+    use common::recorder::Recorder;
+    use crawl_aws::kb::{BedrockKbIngestor, SIDECAR_SUFFIX};
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let aws = aws(&endpoint).await;
+    let bucket = common::unique("bedrock-kb");
+    aws.s3.create_bucket().bucket(&bucket).send().await.unwrap();
+    let bedrock = Recorder::start().await;
+    let url = serve(Arc::new(AtomicU32::new(1))).await;
+    let sink = Arc::new(MemorySink::new());
+    let ingestor = BedrockKbIngestor::builder()
+        .sink(Arc::clone(&sink) as DynSink)
+        .bucket(&bucket)
+        .prefix("sites/dept")
+        .knowledge_base("KB12345678", "DS87654321")
+        .endpoint_url(&endpoint)
+        .bedrock_endpoint_url(&bedrock.url)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .unwrap();
+    let crawler = Crawler::builder()
+        .sink(Arc::clone(&sink) as DynSink)
+        .ingestor(Arc::new(ingestor.clone()))
+        .build()
+        .unwrap();
+    run(&crawler, &url, true).await;
+    assert_eq!(
+        ingestor.last_report().written,
+        3,
+        "{:?}",
+        ingestor.last_report()
+    );
+    assert_eq!(bedrock.requests().len(), 1, "one ingestion job");
+    let keys: Vec<String> = aws
+        .s3
+        .list_objects_v2()
+        .bucket(&bucket)
+        .send()
+        .await
+        .unwrap()
+        .contents()
+        .iter()
+        .filter_map(|o| o.key().map(str::to_owned))
+        .collect();
+    let pdf_key = keys
+        .iter()
+        .find(|k| k.starts_with("sites/dept/") && k.ends_with("/handbook.pdf"))
+        .unwrap_or_else(|| panic!("no PDF among {keys:?}"));
+    let h = Host {
+        table: String::new(),
+        bucket: bucket.clone(),
+        vector_bucket: String::new(),
+        index: String::new(),
+        assistant: String::new(),
+    };
+    assert_eq!(
+        object(&aws, &h, pdf_key).await,
+        (Some(linked::PDF.to_owned()), pdf(1))
+    );
+    let (_, sidecar) = object(&aws, &h, &format!("{pdf_key}{SIDECAR_SUFFIX}")).await;
+    let sidecar: serde_json::Value = serde_json::from_slice(&sidecar).unwrap();
+    assert_eq!(
+        sidecar["metadataAttributes"]["url"],
+        format!("{url}files/handbook.pdf")
+    );
+    let docx = keys.iter().find(|k| k.ends_with("/notes.docx")).unwrap();
+    assert_eq!(
+        object(&aws, &h, docx).await.0.as_deref(),
+        Some(linked::DOCX)
+    );
+}
