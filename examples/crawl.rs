@@ -89,6 +89,11 @@ struct Args {
     /// the `aws-kb` feature; AWS settings from the SDK's environment).
     #[arg(long, value_name = "URI")]
     kb: Option<String>,
+    /// With --kb: pass same-site PDF and Word (DOCX) links through to the knowledge base as
+    /// documents of their own type (checked by Content-Type and signature, at most 20 MB,
+    /// counted in --max-pages). Without this flag they are skipped as not_html.
+    #[arg(long)]
+    linked_docs: bool,
 }
 
 /// `--version`: the version and the `--kb` targets this build has.
@@ -213,6 +218,12 @@ async fn cli(args: Args) -> ExitCode {
 async fn run(args: Args) -> kb_crawl::Result<ExitCode> {
     // A bad --kb URI is refused (naming the wrong part) before anything is written.
     let kb_uri = args.kb.as_deref().map(kb::parse).transpose()?;
+    if args.linked_docs && kb_uri.is_none() {
+        return Err(kb_crawl::Error::invalid(
+            "linked-docs: needs --kb (only a knowledge base takes PDF and DOCX documents; \
+             the markdown folder keeps skipping them as not_html)",
+        ));
+    }
     let sink = Arc::new(FsSink::new(&args.out)?);
     let kb = match &kb_uri {
         Some(uri) => Some(kb::connect(uri, Arc::clone(&sink) as kb_crawl::DynSink).await?),
@@ -355,6 +366,7 @@ fn build_request(args: &Args, url: &str) -> kb_crawl::Result<CrawlRequest> {
         .include(args.include.iter().cloned())
         .exclude(args.exclude.iter().cloned())
         .sitemap(args.sitemap.into())
+        .linked_documents(args.linked_docs)
         .guardrails(guardrails)
         .build()
 }

@@ -370,3 +370,131 @@ async fn a_source_crawled_before_without_kb_reaches_the_knowledge_base_whole() {
     assert_eq!(again["kb"]["written"], 0, "{again}");
     assert_eq!(again["kb"]["alreadyCurrent"], 0, "{again}");
 }
+
+/// `crawl URL --out OUT --kb KB --json EXTRA...` (no `--kb` when `kb` is empty).
+fn crawl_with(endpoint: &str, url: &str, out: &Path, kb: &str, extra: &[&str]) -> Output {
+    let kb: &[&str] = if kb.is_empty() { &[] } else { &["--kb", kb] };
+    Command::new(crawl_binary())
+        .arg(url)
+        .arg("--out")
+        .arg(out)
+        .args(["--depth", "1", "--rate", "0", "--sitemap", "off"])
+        .args(["--allow-private-network", "--lift-guardrails", "--json"])
+        .args(kb)
+        .args(extra)
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_PROFILE")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn linked_docs_flag_puts_the_sites_pdf_into_the_knowledge_base_as_a_pdf() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let (_dir, fx) = site().await;
+    let (table, bucket) = (common::unique("rag-assistants"), common::unique("rag-docs"));
+    let (vectors, index) = (common::unique("rag-vectors"), "rag-vector-index-v1");
+    let assistant = "AST-cli-linked";
+    let host = AgentCoreIngestor::builder()
+        .sink(Arc::new(MemorySink::new()))
+        .assistants_table(&table)
+        .documents_bucket(&bucket)
+        .vector_index(&vectors, index)
+        .endpoint_url(&endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .unwrap();
+    host.create_host_if_missing().await.unwrap();
+    let uri = format!("agentcore://{table}/{bucket}?assistant={assistant}&index={vectors}/{index}");
+    let out = tempfile::tempdir().unwrap();
+    let first = summary(&crawl_with(
+        &endpoint,
+        &fx.url("/"),
+        out.path(),
+        &uri,
+        &["--linked-docs"],
+    ));
+    assert_eq!(first["status"], "COMPLETED", "{first}");
+    assert!(first["skipped"].get("not_html").is_none(), "{first}");
+    let pdf_url = fx.url("/doc.pdf");
+    let docs = host.documents(assistant).await.unwrap();
+    assert_eq!(first["kb"]["written"], docs.len() as u64, "{first}");
+    let pdf = docs
+        .iter()
+        .find(|d| d.url.as_deref() == Some(pdf_url.as_str()))
+        .unwrap_or_else(|| panic!("no row for {pdf_url}: {docs:#?}"));
+    assert!(pdf.s3_key.ends_with("/doc.pdf"), "{pdf:?}");
+    let got = object(&endpoint, &bucket, &pdf.s3_key).await;
+    assert_eq!(
+        got.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/pdf")
+    );
+    let want = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/site/doc.pdf"),
+    )
+    .unwrap();
+    assert_eq!(got.bytes().await.unwrap().to_vec(), want);
+    // Every other document is markdown, as without the flag.
+    assert!(docs
+        .iter()
+        .filter(|d| d.document_id != pdf.document_id)
+        .all(|d| d.s3_key.ends_with(".md")));
+    // Beside the markdown in --out: the PDF's own bytes.
+    let stored: Vec<PathBuf> = walk(out.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "pdf"))
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(std::fs::read(&stored[0]).unwrap(), want);
+
+    // The same command again: the PDF is unchanged, nothing is written.
+    let second = summary(&crawl_with(
+        &endpoint,
+        &fx.url("/"),
+        out.path(),
+        &uri,
+        &["--linked-docs"],
+    ));
+    assert_eq!(second["changes"]["changed"], 0, "{second}");
+    assert_eq!(second["kb"]["written"], 0, "{second}");
+}
+
+#[test]
+fn linked_docs_without_kb_is_refused_before_anything_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("out");
+    let o = crawl_with(
+        "http://127.0.0.1:9",
+        "http://127.0.0.1:9/",
+        &out,
+        "",
+        &["--linked-docs"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("linked-docs: needs --kb"), "{err}");
+    assert!(!out.exists(), "{} was written", out.display());
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

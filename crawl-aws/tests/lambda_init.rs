@@ -235,3 +235,40 @@ async fn a_scheduled_sync_starts_one_run_of_the_source_even_when_delivered_twice
     let err = dispatch(&svc, "init", foreign).await.unwrap_err();
     assert_eq!(err.error_type, ERR_INVALID, "{err:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_init_event_asking_for_linked_documents_is_refused_by_name() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let svc = services(
+        &endpoint,
+        CrawlPolicy::default().with_allow_private_network(true),
+    )
+    .await;
+    let (url, hits) = serve().await;
+    let job = JobId::new();
+    let event = json!({ "job_id": job, "request": {"url": url, "linkedDocuments": true} });
+    let err = dispatch(&svc, "init", event).await.unwrap_err();
+    assert_eq!(err.error_type, ERR_INVALID, "{err:?}");
+    assert!(err.error_message.starts_with("linkedDocuments:"), "{err:?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "refused before any fetch");
+    assert!(svc.jobs.get(&job).await.unwrap().is_none(), "no job made");
+    // A job record written first (the runner's path) is refused too.
+    let req = CrawlRequest::builder(&url)
+        .allow_private_network(true)
+        .linked_documents(true)
+        .build()
+        .unwrap();
+    let record = crawl_core::JobRecord::new(job.clone(), req, time::OffsetDateTime::now_utc());
+    svc.jobs.create(&record).await.unwrap();
+    let err = dispatch(
+        &svc,
+        "init",
+        json!({ "job_id": job, "request": {"url": url} }),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.error_message.starts_with("linkedDocuments:"), "{err:?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}

@@ -98,9 +98,10 @@ pub fn url_hash8(url: &Url) -> String {
 pub fn document_keys(doc: &Document) -> (String, String) {
     let dir = format!("{}/{}", doc.job, doc.domain());
     let s = slug(doc.meta.title.as_deref(), &doc.meta.url);
+    let ext = doc.linked.as_ref().map_or("md", |l| l.kind.extension());
     (
-        format!("{dir}/{s}.md"),
-        format!("{dir}/{s}-{}.md", url_hash8(&doc.meta.url)),
+        format!("{dir}/{s}.{ext}"),
+        format!("{dir}/{s}-{}.{ext}", url_hash8(&doc.meta.url)),
     )
 }
 

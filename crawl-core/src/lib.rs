@@ -8,6 +8,7 @@ pub mod extract;
 pub mod http;
 pub mod job;
 pub mod keys;
+pub mod linked;
 pub mod memory;
 pub mod net;
 pub mod page;

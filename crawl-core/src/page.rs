@@ -24,6 +24,9 @@ pub struct FetchRequest {
     /// The validators of a stored copy: when set, the request is conditional
     /// (`If-None-Match` / `If-Modified-Since`) and a `304` answer carries no body.
     pub validators: Option<Validators>,
+    /// Linked-document types whose bodies a page fetch reads too (besides HTML), up to
+    /// [`MAX_LINKED_BYTES`](crate::linked::MAX_LINKED_BYTES); empty (the default): HTML only.
+    pub linked: Vec<crate::linked::LinkedType>,
 }
 
 /// What identifies a stored version of a page to its server.
@@ -60,6 +63,7 @@ impl FetchRequest {
             max_body: 10 * 1024 * 1024,
             job: None,
             validators: None,
+            linked: Vec::new(),
         }
     }
 
@@ -71,6 +75,7 @@ impl FetchRequest {
             max_body: 500 * 1024,
             job: None,
             validators: None,
+            linked: Vec::new(),
         }
     }
 
@@ -83,6 +88,7 @@ impl FetchRequest {
             max_body: crate::sitemap::MAX_FILE_BYTES,
             job: None,
             validators: None,
+            linked: Vec::new(),
         }
     }
 
@@ -96,6 +102,12 @@ impl FetchRequest {
     /// validators).
     pub fn with_validators(mut self, validators: Validators) -> Self {
         self.validators = Some(validators).filter(|v| !v.is_empty());
+        self
+    }
+
+    /// Also reads the bodies of these linked-document types (see [`FetchRequest::linked`]).
+    pub fn with_linked(mut self, types: Vec<crate::linked::LinkedType>) -> Self {
+        self.linked = types;
         self
     }
 
@@ -302,8 +314,11 @@ pub struct Document {
     pub job: JobId,
     /// Front matter fields.
     pub meta: DocumentMeta,
-    /// Main-content markdown, without front matter.
+    /// Main-content markdown, without front matter (empty for a linked document).
     pub markdown: String,
+    /// For a linked document (a PDF or Word file passed through), its bytes: what the sink
+    /// stores instead of front matter and markdown.
+    pub linked: Option<crate::linked::LinkedBody>,
 }
 
 impl Document {
@@ -313,19 +328,47 @@ impl Document {
             job,
             meta,
             markdown,
+            linked: None,
         }
     }
 
-    /// Hex SHA-256 of the markdown body (stable across runs, for idempotent re-ingestion).
-    pub fn content_hash(&self) -> String {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(self.markdown.as_bytes()))
+    /// A linked document (see [`crate::linked`]): stored as `body`'s bytes, under a key with
+    /// its type's extension.
+    pub fn linked(job: JobId, meta: DocumentMeta, body: crate::linked::LinkedBody) -> Self {
+        Document {
+            job,
+            meta,
+            markdown: String::new(),
+            linked: Some(body),
+        }
     }
 
-    /// The file every sink stores: YAML front matter, then the markdown. Identical bytes for
-    /// identical input, whichever sink writes them.
+    /// Hex SHA-256 of the markdown body, or of a linked document's bytes (stable across
+    /// runs, for idempotent re-ingestion).
+    pub fn content_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        match &self.linked {
+            Some(l) => hex::encode(Sha256::digest(&l.bytes)),
+            None => hex::encode(Sha256::digest(self.markdown.as_bytes())),
+        }
+    }
+
+    /// The file every sink stores: YAML front matter, then the markdown (a linked
+    /// document: its bytes as they came). Identical bytes for identical input, whichever
+    /// sink writes them.
     pub fn to_file_bytes(&self) -> Vec<u8> {
-        crate::keys::render_file(self).into_bytes()
+        match &self.linked {
+            Some(l) => l.bytes.clone(),
+            None => crate::keys::render_file(self).into_bytes(),
+        }
+    }
+
+    /// The MIME type of what [`to_file_bytes`](Self::to_file_bytes) returns.
+    pub fn content_type(&self) -> &'static str {
+        match &self.linked {
+            Some(l) => l.kind.content_type(),
+            None => "text/markdown",
+        }
     }
 
     /// The domain part of the key (`example.com`, or `example.com_8080`).

@@ -166,10 +166,19 @@ pub struct CrawlRequest {
     /// a caller's body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<crate::source::SyncTarget>,
+    /// Pass same-site PDF and Word (DOCX) links through as documents of their own type to
+    /// an ingestor that accepts them (see [`crate::linked`]); off by default, and without
+    /// such an ingestor they stay skipped as `not_html`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub linked_documents: bool,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_links_per_page() -> u32 {
@@ -207,6 +216,7 @@ impl CrawlRequest {
             exclude: Vec::new(),
             sitemap: SitemapMode::default(),
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
+            linked_documents: false,
             guardrails: Guardrails::default(),
         }
     }
@@ -240,6 +250,7 @@ impl CrawlRequest {
             exclude: self.exclude.clone(),
             sitemap: self.sitemap,
             max_links_per_page: self.max_links_per_page,
+            linked_documents: self.linked_documents,
             guardrails: *guardrails,
         };
         b.build().map(|_| ())
@@ -269,6 +280,7 @@ pub struct CrawlRequestBuilder {
     exclude: Vec<String>,
     sitemap: SitemapMode,
     max_links_per_page: u32,
+    linked_documents: bool,
     guardrails: Guardrails,
 }
 
@@ -371,6 +383,12 @@ impl CrawlRequestBuilder {
     /// Links taken from one page (default [`DEFAULT_MAX_LINKS_PER_PAGE`]).
     pub fn max_links_per_page(mut self, n: u32) -> Self {
         self.max_links_per_page = n;
+        self
+    }
+    /// Pass same-site PDF and DOCX links through to an ingestor that accepts them
+    /// (default false; see [`CrawlRequest::linked_documents`]).
+    pub fn linked_documents(mut self, on: bool) -> Self {
+        self.linked_documents = on;
         self
     }
     /// The limits to validate against (default: depth 5, pages 500).
@@ -484,6 +502,7 @@ impl CrawlRequestBuilder {
             sitemap: self.sitemap,
             max_links_per_page: self.max_links_per_page,
             sync: None,
+            linked_documents: self.linked_documents,
         })
     }
 }

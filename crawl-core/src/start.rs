@@ -49,6 +49,10 @@ pub struct StartCrawl {
     /// Whether sitemaps add URLs (`auto`, `off`); `auto` when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sitemap: Option<SitemapMode>,
+    /// Pass same-site PDF and DOCX links through to an ingestor that accepts them; false
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked_documents: Option<bool>,
 }
 
 /// A non-negative whole number, or null.
@@ -120,6 +124,9 @@ impl StartCrawl {
         if let Some(m) = self.sitemap {
             b = b.sitemap(m);
         }
+        if let Some(on) = self.linked_documents {
+            b = b.linked_documents(on);
+        }
         b.build()
     }
 }
@@ -136,6 +143,7 @@ impl From<&CrawlRequest> for StartCrawl {
             include: (!r.include.is_empty()).then(|| r.include.clone()),
             exclude: (!r.exclude.is_empty()).then(|| r.exclude.clone()),
             sitemap: Some(r.sitemap),
+            linked_documents: r.linked_documents.then_some(true),
         }
     }
 }
@@ -260,6 +268,32 @@ mod tests {
             wrong.to_string().contains("sitemap: unknown variant"),
             "{wrong}"
         );
+    }
+
+    #[test]
+    fn linked_documents_is_taken_from_the_body_and_named_when_wrong() {
+        let body = StartCrawl::from_object(object(
+            json!({"url": "https://a.test/", "linkedDocuments": true}),
+        ))
+        .unwrap();
+        let r = body
+            .into_request(&CrawlPolicy::default(), &Guardrails::default())
+            .unwrap();
+        assert!(r.linked_documents);
+        let back = serde_json::to_value(StartCrawl::from(&r)).unwrap();
+        assert_eq!(back["linkedDocuments"], json!(true));
+        // Absent or false: off, and the forwarded body does not name it.
+        let off = StartCrawl::new("https://a.test/")
+            .into_request(&CrawlPolicy::default(), &Guardrails::default())
+            .unwrap();
+        assert!(!off.linked_documents);
+        let back = serde_json::to_value(StartCrawl::from(&off)).unwrap();
+        assert!(back.get("linkedDocuments").is_none(), "{back}");
+        let e = StartCrawl::from_object(object(
+            json!({"url": "https://a.test/", "linkedDocuments": "yes"}),
+        ))
+        .unwrap_err();
+        assert!(e.message().starts_with("linkedDocuments:"), "{e}");
     }
 
     #[test]

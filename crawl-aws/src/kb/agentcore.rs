@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_s3::primitives::ByteStream;
+use crawl_core::linked::{self, LinkedType};
 use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
 use futures::{stream, StreamExt};
 use time::format_description::well_known::Rfc3339;
@@ -217,6 +218,9 @@ async fn parameter(ssm: &aws_sdk_ssm::Client, name: &str) -> Result<String> {
 ///   URL, `sourceEtag` = content hash, `importedByUserId` when configured), then one object
 ///   at `assistants/{assistant}/documents/{document}/{filename}.md` (`text/markdown`). The
 ///   host's pipeline does the rest; the status is never written after that.
+/// - **Linked documents** (a crawl with `linkedDocuments`): a PDF or DOCX the crawl passed
+///   through goes up as itself, `{filename}.pdf` / `.docx` with its own `ContentType` and
+///   row `contentType`, under the same rules (see [`Ingestor::accepted_types`]).
 /// - **Changed page**: the same document, re-ingested in place. The row goes back to
 ///   `uploading` with the new hash and size first, so retrieval (which keeps only chunks of
 ///   `complete` rows) stops serving the old text at once; then the old vectors
@@ -414,7 +418,12 @@ impl AgentCoreIngestor {
         }
         let document = document_id(assistant, doc.url.as_str());
         let leaf = doc.key.rsplit('/').next().unwrap_or_default();
-        let filename = sanitize_filename(leaf, "md");
+        // A linked document goes to the host as itself: its own extension and type.
+        let (extension, content_type) = match LinkedType::sniff(&bytes) {
+            Some(t) => (t.extension(), t.content_type()),
+            None => ("md", "text/markdown"),
+        };
+        let filename = sanitize_filename(leaf, extension);
         let key = document_key(assistant, &document, &filename);
         let now = now();
         match self.row(assistant, &document).await? {
@@ -425,7 +434,7 @@ impl AgentCoreIngestor {
                     ("documentId".to_owned(), s(&document)),
                     ("assistantId".to_owned(), s(assistant)),
                     ("filename".to_owned(), s(&filename)),
-                    ("contentType".to_owned(), s("text/markdown")),
+                    ("contentType".to_owned(), s(content_type)),
                     ("sizeBytes".to_owned(), n(bytes.len() as u64)),
                     ("s3Key".to_owned(), s(&key)),
                     ("status".to_owned(), s("uploading")),
@@ -472,7 +481,7 @@ impl AgentCoreIngestor {
                     .set_key(Some(row_key(assistant, &document)))
                     .update_expression(
                         "SET #st = :st, sizeBytes = :sz, sourceEtag = :et, updatedAt = :now, \
-                         filename = :fn, s3Key = :key, sourceFileId = :url \
+                         filename = :fn, s3Key = :key, sourceFileId = :url, contentType = :ct \
                          REMOVE errorMessage, #ttl",
                     )
                     .expression_attribute_names("#st", "status")
@@ -484,6 +493,7 @@ impl AgentCoreIngestor {
                     .expression_attribute_values(":fn", s(&filename))
                     .expression_attribute_values(":key", s(&key))
                     .expression_attribute_values(":url", s(doc.url.as_str()))
+                    .expression_attribute_values(":ct", s(content_type))
                     .condition_expression("attribute_exists(PK)")
                     .send()
                     .await
@@ -501,7 +511,7 @@ impl AgentCoreIngestor {
             .put_object()
             .bucket(&self.inner.bucket)
             .key(&key)
-            .content_type("text/markdown")
+            .content_type(content_type)
             .metadata(HASH_META, &doc.content_hash)
             .body(ByteStream::from(bytes))
             .send()
@@ -668,6 +678,11 @@ impl AgentCoreIngestor {
 impl Ingestor for AgentCoreIngestor {
     async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
         self.sync(job, diff).await.map(|_| ())
+    }
+
+    /// PDF and Word (DOCX): the host's pipeline (Docling) converts them itself.
+    fn accepted_types(&self) -> &'static [&'static str] {
+        &[linked::PDF, linked::DOCX]
     }
 
     /// Removes, in the host's deletion order, every document whose pages live under this

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+use crawl_core::linked::{self, LinkedType};
 use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -145,7 +146,8 @@ impl BedrockKbIngestorBuilder {
 
 /// Keeps an Amazon Bedrock Knowledge Bases S3 data source equal to a source's pages.
 ///
-/// Each document lands at `{prefix}/{document key}` (`text/markdown`) with a sidecar
+/// Each document lands at `{prefix}/{document key}` (`text/markdown`; a linked PDF or DOCX
+/// keeps its own key extension and `ContentType`) with a sidecar
 /// `{key}.metadata.json` whose `metadataAttributes` are `url`, `title`, `source_id`,
 /// `crawled_at` and `content_hash` (strings; url and title cut to 2,048 bytes, so the file
 /// stays under Bedrock's 10 KB). A removed page loses its document and its sidecar. After a
@@ -279,7 +281,9 @@ impl BedrockKbIngestor {
             .unwrap_or_default();
         let sidecar = sidecar(doc, title_of(&bytes).as_deref(), source, &crawled_at);
         let key = self.object_key(&doc.key);
-        self.put(&key, "text/markdown", bytes).await?;
+        // A linked document (its key already ends in .pdf / .docx) keeps its own type.
+        let content_type = LinkedType::sniff(&bytes).map_or("text/markdown", |t| t.content_type());
+        self.put(&key, content_type, bytes).await?;
         self.put(
             &format!("{key}{SIDECAR_SUFFIX}"),
             "application/json",
@@ -359,6 +363,11 @@ impl BedrockKbIngestor {
 impl Ingestor for BedrockKbIngestor {
     async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
         self.sync(job, diff).await.map(|_| ())
+    }
+
+    /// PDF and Word (DOCX): Bedrock parses both itself.
+    fn accepted_types(&self) -> &'static [&'static str] {
+        &[linked::PDF, linked::DOCX]
     }
 
     /// Removes every object under the job's folder (documents and sidecars), then starts an

@@ -23,7 +23,8 @@ pub fn document_id(assistant: &str, url: &str) -> String {
 
 /// The host's filename rule: lower-cased, every character outside `[a-z0-9_.\-()]` becomes
 /// `_`. Ours also drops leading dots (no `.`, `..` or hidden names), keeps at most 200 bytes
-/// and always ends in `.md`, so the host's converter sees markdown.
+/// and always ends in `.{extension}` (`.md`, or a linked document's `.pdf` / `.docx`), so
+/// the host's converter sees the document's type.
 pub fn sanitize_filename(name: &str, extension: &str) -> String {
     let mut out: String = name
         .to_lowercase()

@@ -130,6 +130,7 @@ pub async fn init(svc: &Services, ev: InitEvent) -> HResult<LevelState> {
         .request
         .into_request(&svc.policy, &svc.guardrails)
         .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
+    refuse_linked_documents(&request)?;
     let job = ev.job_id.unwrap_or_default();
     if let Some(items) = get_json::<Vec<PageItem>>(&svc.sink, &job, &level_name(0)).await? {
         return level_state(svc, &job, 0, items.len());
@@ -190,6 +191,7 @@ async fn init_scheduled(svc: &Services, sync: super::events::ScheduledSync) -> H
     let request = source
         .request(&svc.policy, &svc.guardrails)
         .map_err(|e| HandlerError::new(ERR_INVALID, e.to_string()))?;
+    refuse_linked_documents(&request)?;
     let jobs: crawl_core::DynJobStore = Arc::clone(&svc.jobs) as _;
     let record = match crawl_core::engine::begin_run(
         sources,
@@ -214,8 +216,23 @@ async fn init_scheduled(svc: &Services, sync: super::events::ScheduledSync) -> H
     init_job(svc, record).await
 }
 
+/// The serverless path hands off through the state machine's ingestion, which takes
+/// markdown only: a request for linked documents is refused by name rather than quietly
+/// crawled without them.
+fn refuse_linked_documents(request: &crawl_core::CrawlRequest) -> HResult<()> {
+    if request.linked_documents {
+        return Err(HandlerError::new(
+            ERR_INVALID,
+            "linkedDocuments: not supported by the serverless deployment yet (the embedded \
+             crawler and examples/crawl --linked-docs --kb take it)",
+        ));
+    }
+    Ok(())
+}
+
 /// The rest of Init for a job whose record exists: robots.txt, the root, level 0.
 async fn init_job(svc: &Services, record: JobRecord) -> HResult<LevelState> {
+    refuse_linked_documents(&record.request)?;
     let job = record.id.clone();
     let mut snapshot = None;
     let fetcher = svc.fetcher(&record.request, None, |inner| {

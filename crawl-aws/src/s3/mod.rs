@@ -166,7 +166,10 @@ impl S3Sink {
                 .put_object()
                 .bucket(&self.bucket)
                 .key(full)
-                .content_type(MARKDOWN)
+                .content_type(match &doc.linked {
+                    Some(l) => l.kind.content_type(),
+                    None => MARKDOWN,
+                })
                 .metadata(META_URL, encode(doc.meta.url.as_str()))
                 .metadata(META_HASH, doc.content_hash())
                 .body(ByteStream::from(doc.to_file_bytes()));

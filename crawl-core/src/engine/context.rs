@@ -69,6 +69,9 @@ pub struct PageContext {
     pub patterns: Arc<UrlPatterns>,
     /// The run of a source this page belongs to, when the crawl is one.
     pub sync: Option<Arc<super::sync::SyncRun>>,
+    /// The linked-document types pages may be (see [`crate::linked`]): those the
+    /// ingestor accepts when the request asks for linked documents, else none.
+    pub linked_types: Vec<crate::linked::LinkedType>,
 }
 
 impl fmt::Debug for PageContext {
@@ -107,7 +110,19 @@ impl PageContext {
             soft404: None,
             patterns,
             sync: None,
+            linked_types: Vec::new(),
         }
+    }
+
+    /// Lets pages be linked documents of these types (nothing happens unless the request
+    /// asks for linked documents: without `linked_documents` the list stays empty).
+    pub fn with_linked_types(mut self, types: Vec<crate::linked::LinkedType>) -> Self {
+        self.linked_types = if self.request.linked_documents {
+            types
+        } else {
+            Vec::new()
+        };
+        self
     }
 
     /// Makes the pages runs of a source (see [`SyncRun`](super::SyncRun)).

@@ -127,8 +127,17 @@ struct Loaded {
     validators: Validators,
 }
 
+/// A linked document (see [`crate::linked`]), its type checked.
+struct LinkedLoaded {
+    url: Url,
+    body: crate::linked::LinkedBody,
+    x_robots_noindex: bool,
+    validators: Validators,
+}
+
 enum Load {
     Page(Loaded),
+    Linked(LinkedLoaded),
     Skip(String),
     /// `304 Not Modified` for a page the source has.
     NotModified(PageState),
@@ -213,6 +222,7 @@ async fn visit_page(
     };
     let mut page = match loaded {
         Load::Page(p) => p,
+        Load::Linked(l) => return linked_page(ctx, entry, visit, l).await,
         Load::Skip(code) => return PageResult::skipped(code),
         Load::NotModified(prior) => return Ok(not_modified(ctx, entry, visit, &prior)),
     };
@@ -240,6 +250,8 @@ async fn visit_page(
                     page = p;
                     render_reason = Some(reason.to_owned());
                 }
+                // The browser never answers with a linked document.
+                Load::Linked(_) => return PageResult::skipped("not_html"),
                 Load::Skip(code) => return PageResult::skipped(code),
                 Load::NotModified(prior) => return Ok(not_modified(ctx, entry, visit, &prior)),
             }
@@ -308,6 +320,56 @@ async fn visit_page(
     })
 }
 
+/// A linked document: stored (or, in a run of a source, compared with its stored version)
+/// like a page, by its bytes; it has no links to follow.
+async fn linked_page(
+    ctx: &PageContext,
+    entry: &FrontierEntry,
+    visit: &mut Visit,
+    l: LinkedLoaded,
+) -> Result<PageResult> {
+    if l.x_robots_noindex {
+        return PageResult::skipped("noindex");
+    }
+    // The file's name without its extension: the key's stem (`handbook.pdf` → `handbook`).
+    let title = l
+        .url
+        .path_segments()
+        .and_then(|mut s| s.next_back())
+        .map(|name| name.rsplit_once('.').map_or(name, |(stem, _)| stem))
+        .filter(|stem| !stem.is_empty())
+        .map(str::to_owned);
+    let doc = Document::linked(
+        ctx.documents_job().clone(),
+        DocumentMeta {
+            url: l.url,
+            canonical: None,
+            title,
+            description: None,
+            language: None,
+            fetched_at: ctx.clock.now(),
+            depth: entry.depth,
+            path: FetchPath::Http,
+            render_reason: None,
+        },
+        l.body,
+    );
+    match &ctx.sync {
+        None => {
+            store(ctx, &doc).await?;
+        }
+        Some(sync) => {
+            let prior = visit.prior.take();
+            visit.state = Some(sync.page(ctx, &doc, prior, &[], l.validators).await?);
+        }
+    }
+    Ok(PageResult {
+        outcome: PageOutcome::Stored,
+        links: Vec::new(),
+        links_over_cap: 0,
+    })
+}
+
 /// The page's canonical URL when it names another in-scope page that the job already has
 /// (so this page is a duplicate).
 async fn canonical_duplicate(ctx: &PageContext, ex: &Extracted, url: &Url) -> Result<Option<Url>> {
@@ -373,6 +435,9 @@ async fn fetch(ctx: &PageContext, start: &Url, visit: &mut Visit) -> Result<Load
             None => None,
         };
         let mut freq = FetchRequest::page(url.clone()).with_job(&ctx.job);
+        if !ctx.linked_types.is_empty() {
+            freq = freq.with_linked(ctx.linked_types.clone());
+        }
         if let Some(p) = &prior {
             freq = freq.with_validators(Validators::new(p.etag.clone(), p.last_modified.clone()));
         }
@@ -425,6 +490,29 @@ async fn fetch(ctx: &PageContext, start: &Url, visit: &mut Visit) -> Result<Load
             return Ok(Load::Skip(format!("http_{}", resp.status)));
         }
         let ct = resp.header("content-type").map(str::to_owned);
+        let xr = resp
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "x-robots-tag")
+            .map(|(_, v)| x_robots_applies(v, &req.user_agent))
+            .fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1));
+        if let Some(kind) = ct
+            .as_deref()
+            .and_then(crate::linked::LinkedType::from_content_type)
+            .filter(|k| ctx.linked_types.contains(k))
+        {
+            // Declared as a linked document: its bytes must say so too.
+            if !kind.matches(&resp.body) {
+                return Ok(Load::Skip(crate::linked::TYPE_MISMATCH.into()));
+            }
+            let validators = resp.validators();
+            return Ok(Load::Linked(LinkedLoaded {
+                url,
+                body: crate::linked::LinkedBody::new(kind, resp.body),
+                x_robots_noindex: xr.0,
+                validators,
+            }));
+        }
         if resp.body.is_empty() {
             return Ok(Load::Skip(
                 if ct.as_deref().is_some_and(crate::http::is_html_type) || ct.is_none() {
@@ -439,12 +527,6 @@ async fn fetch(ctx: &PageContext, start: &Url, visit: &mut Visit) -> Result<Load
         {
             return Ok(Load::Skip("not_html".into()));
         }
-        let xr = resp
-            .headers
-            .iter()
-            .filter(|(n, _)| n == "x-robots-tag")
-            .map(|(_, v)| x_robots_applies(v, &req.user_agent))
-            .fold((false, false), |a, b| (a.0 || b.0, a.1 || b.1));
         let html = decode_html(&resp.body, ct.as_deref());
         return Ok(Load::Page(Loaded {
             url,

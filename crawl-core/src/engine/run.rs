@@ -141,7 +141,10 @@ impl JobRun {
         )
         .with_renderer(self.inner.renderer.clone())
         .with_render_deadline(self.inner.render_deadline)
-        .with_sync(sync))
+        .with_sync(sync)
+        .with_linked_types(crate::linked::LinkedType::among(
+            self.inner.ingestor.accepted_types(),
+        )))
     }
 
     async fn crawl(&self, resume: bool, ctx: &Arc<PageContext>) -> std::result::Result<(), Stop> {

@@ -188,7 +188,11 @@ impl SyncRun {
         validators: Validators,
     ) -> Result<PageState> {
         let url = doc.meta.url.clone();
-        let hash = body_hash(&self.strip(&doc.markdown));
+        // A linked document is compared by its bytes: no site template in a PDF.
+        let hash = match &doc.linked {
+            Some(_) => doc.content_hash(),
+            None => body_hash(&self.strip(&doc.markdown)),
+        };
         let validated = |p: PageState| {
             p.with_links(links.to_vec())
                 .with_validators(validators.etag.clone(), validators.last_modified.clone())
@@ -215,6 +219,14 @@ impl SyncRun {
                 before,
                 Some("same_content"),
             )));
+        }
+        if doc.linked.is_some() {
+            // Changed bytes are a change, whatever the run's template: stored at once over
+            // the stored version (same key), instead of staged.
+            let stored = super::page::store(ctx, doc).await?;
+            p.key = stored.key;
+            p.content_hash = hash;
+            return Ok(validated(p.with_change(PageChange::Changed, before, None)));
         }
         ctx.sink
             .put_aux(&self.run, &pending, doc.to_file_bytes())

@@ -225,20 +225,25 @@ impl HttpFetcher {
         if (300..400).contains(&status) {
             return Ok(out);
         }
+        let mut cap = req.max_body;
         if req.purpose == FetchPurpose::Page {
             let ctype = resp
                 .headers()
                 .get(CONTENT_TYPE)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             if let Some(ct) = ctype {
-                if !is_html_type(&ct) {
+                let linked = crate::linked::LinkedType::from_content_type(&ct)
+                    .filter(|t| req.linked.contains(t));
+                if linked.is_some() {
+                    cap = crate::linked::MAX_LINKED_BYTES;
+                } else if !is_html_type(&ct) {
                     // Not HTML: status and headers only, the body is never downloaded.
                     return Ok(out);
                 }
             }
             if let Some(len) = resp.content_length() {
-                if len > req.max_body as u64 {
-                    return Err(too_large(req, Some(len)));
+                if len > cap as u64 {
+                    return Err(too_large(cap, req, Some(len)));
                 }
             }
         }
@@ -251,9 +256,9 @@ impl HttpFetcher {
                 Ok(None) => break,
                 Err(e) => return Err(map_reqwest(e, req)),
             };
-            if body.len() + chunk.len() > req.max_body {
+            if body.len() + chunk.len() > cap {
                 match req.purpose {
-                    FetchPurpose::Page => return Err(too_large(req, None)),
+                    FetchPurpose::Page => return Err(too_large(cap, req, None)),
                     FetchPurpose::Robots | FetchPurpose::Sitemap => {
                         let room = req.max_body - body.len();
                         body.extend_from_slice(&chunk[..room]);
@@ -309,13 +314,10 @@ pub(crate) fn is_html_type(ct: &str) -> bool {
         || essence.eq_ignore_ascii_case("application/xhtml+xml")
 }
 
-fn too_large(req: &FetchRequest, declared: Option<u64>) -> Error {
+fn too_large(cap: usize, req: &FetchRequest, declared: Option<u64>) -> Error {
     let msg = match declared {
-        Some(n) => format!(
-            "declared body of {n} bytes is over the cap of {} bytes",
-            req.max_body
-        ),
-        None => format!("body is over the cap of {} bytes", req.max_body),
+        Some(n) => format!("declared body of {n} bytes is over the cap of {cap} bytes"),
+        None => format!("body is over the cap of {cap} bytes"),
     };
     Error::new(ErrorKind::TooLarge, msg)
         .with_url(&req.url)

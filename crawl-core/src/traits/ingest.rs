@@ -25,6 +25,15 @@ pub trait Ingestor: Debug + Display + Send + Sync + 'static {
     async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()>;
     /// A job was deleted.
     async fn on_deleted(&self, job: &JobRecord) -> Result<()>;
+
+    /// The MIME types of linked documents (PDF, DOCX: see [`crate::linked`]) this
+    /// ingestor takes as documents of their own type, besides markdown. A crawl that asks
+    /// for linked documents passes only these through; the default, none, keeps every
+    /// linked file skipped as `not_html`. A diff's document is a linked one when
+    /// [`LinkedType::sniff`](crate::linked::LinkedType::sniff) of its stored bytes says so.
+    fn accepted_types(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Shared ingestor handle.
