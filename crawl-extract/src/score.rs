@@ -644,7 +644,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         if kept_h1[cur as usize]
             && !kept_h1[best as usize]
             && h1_child(tree, cur, &kept_h1)
-            && (starts_with_heading(tree, best) || tree.tag(best) == Some(Tag::Table))
+            && (starts_with_heading(tree, best) || starts_with_list(tree, best))
         {
             break;
         }
@@ -661,6 +661,18 @@ fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
 
 /// Whether `n` opens with a heading: a section of a document, not an article's body.
 fn starts_with_heading(tree: &Tree, n: u32) -> bool {
+    first_element(tree, n).is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
+}
+
+/// Whether `n` is, or opens with, a table or a list: the index or table of contents a
+/// title names (Sphinx's `div.toctree-wrapper > ul` under a chapter's `<h1>`).
+fn starts_with_list(tree: &Tree, n: u32) -> bool {
+    let list = |i: u32| matches!(tree.tag(i), Some(Tag::Table | Tag::Ul | Tag::Ol | Tag::Dl));
+    list(n) || first_element(tree, n).is_some_and(list)
+}
+
+/// The first descendant of `n` that is text or an element other than a span, link or div.
+fn first_element(tree: &Tree, n: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
     (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
@@ -669,7 +681,6 @@ fn starts_with_heading(tree: &Tree, n: u32) -> bool {
                 .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div))
                 || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
         })
-        .is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
 }
 
 /// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
