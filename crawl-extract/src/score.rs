@@ -659,6 +659,16 @@ fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
         .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
 }
 
+/// Whether the last text inside `n` ends with a colon.
+fn ends_with_colon(tree: &Tree, n: u32) -> bool {
+    let len = tree.nodes.len() as u32;
+    (n + 1..len)
+        .take_while(|&i| is_descendant(tree, i, n))
+        .filter_map(|i| tree.text_of(i).map(str::trim_end).filter(|t| !t.is_empty()))
+        .last()
+        .is_some_and(|t| t.ends_with(':'))
+}
+
 /// Whether `n` opens with a heading: a section of a document, not an article's body.
 fn starts_with_heading(tree: &Tree, n: u32) -> bool {
     first_element(tree, n).is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
@@ -767,14 +777,20 @@ fn lists_after_prose(
         let p = tree.nodes[i].parent as usize;
         let prev = last_el[p];
         last_el[p] = i as u32;
-        if !matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl) || prev == NONE {
+        let list = |t: Option<Tag>| matches!(t, Some(Tag::Ul | Tag::Ol | Tag::Dl));
+        // The list itself, or a wrapper opening with it (Sphinx's `div.toctree-wrapper`).
+        let is_list = list(Some(tag))
+            || tag == Tag::Div && first_element(tree, i as u32).is_some_and(|f| list(tree.tag(f)));
+        if !is_list || prev == NONE {
             continue;
         }
         let q = prev as usize;
+        let own = text[q].saturating_sub(link[q]);
+        // A paragraph of prose, or a short one that announces what follows ("Legacy API:").
         *o = tree.tag(prev) == Some(Tag::P)
             && !removed[q]
-            && ptext[q] >= LIST_INTRO_MIN
-            && text[q].saturating_sub(link[q]) >= LIST_INTRO_MIN;
+            && (ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN
+                || own > 0 && ends_with_colon(tree, prev));
     }
     out
 }
