@@ -852,3 +852,24 @@ fn a_comment_section_named_in_the_singular_is_a_comment_section() {
     );
     assert!(md(&html).contains("// the answer to everything here"));
 }
+
+#[test]
+fn a_self_closing_script_does_not_swallow_the_page() {
+    // `<script .../>` is raw text up to the next `</script>` in HTML (the flag is
+    // ignored): the next `<script>` used to open inside it and the page was lost.
+    let html = "<html><head><script type='text/javascript' onload='init()' src='/sdk.js' />\n\
+                <script>window.a = 1;</script></head><body><main><h1>Wool Runner</h1>\
+                <p>A true original, made of soft merino wool with cloud-like comfort.</p>\
+                </main></body></html>";
+    let m = md(html);
+    assert!(m.starts_with("# Wool Runner\n\nA true original"), "{m}");
+    assert!(!m.contains("window.a"), "{m}");
+    // In SVG a self-closing `<style/>` is an empty element; the text after it stays.
+    let svg = "<body><p>Before the icon, a sentence.</p><svg><style/><path d='M0'/></svg>\
+               <p>After the icon, another sentence.</p></body>";
+    assert!(md(svg).contains("After the icon"), "{}", md(svg));
+    // With no end tag anywhere after it, a self-closing one is an empty element.
+    let lone =
+        "<body><p>First sentence of the page.</p><iframe src='/x'/><p>Second one.</p></body>";
+    assert!(md(lone).contains("Second one."), "{}", md(lone));
+}
