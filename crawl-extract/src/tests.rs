@@ -873,3 +873,24 @@ fn a_self_closing_script_does_not_swallow_the_page() {
         "<body><p>First sentence of the page.</p><iframe src='/x'/><p>Second one.</p></body>";
     assert!(md(lone).contains("Second one."), "{}", md(lone));
 }
+
+#[test]
+fn react_streamed_segments_are_content() {
+    // React's streaming server rendering: the late part of the page arrives as
+    // `<div hidden id="S:0">`, and a script swaps it for the `<template id="B:0">`
+    // placeholder. It used to be dropped as hidden text.
+    let html = "<html><body><header><a href='/'>Shop</a></header><main>\
+                <h1>Black Edition</h1><template id='B:0'></template></main>\
+                <div hidden id='S:0'><p>Complete high-protein powder meal with 40g of protein, \
+                up to 11g of fiber and no artificial sweeteners.</p></div>\
+                <script>$RC('B:0','S:0')</script>\
+                <div hidden id='S:x'><p>A hidden note that is no streamed segment.</p></div>\
+                <div hidden id='size-guide'><p>A hidden size guide for the dialog.</p></div>\
+                </body></html>";
+    let m = md(html);
+    assert!(m.contains("Complete high-protein powder meal"), "{m}");
+    assert!(
+        !m.contains("hidden note") && !m.contains("size guide"),
+        "{m}"
+    );
+}
