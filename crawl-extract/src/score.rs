@@ -246,6 +246,15 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if !is_block_box(tag) {
         return 0;
     }
+    // A dialog outside the page's `<main>`/`<article>` (terms, sign-up, cart, size guide)
+    // is chrome however much prose it holds, like a consent banner.
+    if !in_article
+        && ["dialog", "alertdialog"]
+            .iter()
+            .any(|r| a.role.eq_ignore_ascii_case(r))
+    {
+        return 4;
+    }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
