@@ -899,12 +899,9 @@ fn react_streamed_segments_are_content() {
 fn a_dialog_outside_the_main_content_is_chrome_however_long() {
     // A terms-of-service modal in the footer holds more prose than the short thread:
     // it used to guard itself as the page's text and be chosen as the content.
-    let terms = vec![
-        "<p>These Terms of Use apply to your access and use of our online services, \
-         including the purchase of any products made available through the platform.</p>";
-        12
-    ]
-    .concat();
+    let terms = "<p>These Terms of Use apply to your access and use of our online services, \
+                 including the purchase of any products made available through the platform.</p>"
+        .repeat(12);
     let html = format!(
         "<html><body><main><h1>Payment issues: how to delete a module</h1>\
          <p>I installed a payment module and now the checkout fails. How do I remove it?</p>\
