@@ -275,6 +275,7 @@ impl<'a> Sink<'a> for Builder {
         let mut a = Attrs::default();
         let mut any = false;
         let mut hidden = false;
+        let mut hidden_attr = false;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -321,7 +322,7 @@ impl<'a> Sink<'a> for Builder {
                     any = true;
                 }
             } else if n.eq_ignore_ascii_case("hidden") {
-                hidden = true;
+                hidden_attr = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {
                 hidden |= at.value.trim().eq_ignore_ascii_case("true");
             } else if n.eq_ignore_ascii_case("style") {
@@ -329,6 +330,9 @@ impl<'a> Sink<'a> for Builder {
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
             }
         }
+        // React's streamed server rendering sends each late part of the page as a
+        // `<div hidden id="S:n">` that its script moves into place at once: content.
+        hidden |= hidden_attr && !(tag == Tag::Div && stream_segment(&a.id));
         // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.
         let hidden = hidden && !self.keep_hidden;
         let dropped = tag.is_dropped() || hidden;
@@ -434,4 +438,10 @@ impl Builder {
     fn push_open(&mut self, o: Open) {
         self.stack.push(o);
     }
+}
+
+/// Whether `id` names a segment of React's streamed rendering (`S:` and a hex number).
+fn stream_segment(id: &str) -> bool {
+    id.strip_prefix("S:")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
 }

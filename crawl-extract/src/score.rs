@@ -246,6 +246,15 @@ fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if !is_block_box(tag) {
         return 0;
     }
+    // A dialog outside the page's `<main>`/`<article>` (terms, sign-up, cart, size guide)
+    // is chrome however much prose it holds, like a consent banner.
+    if !in_article
+        && ["dialog", "alertdialog"]
+            .iter()
+            .any(|r| a.role.eq_ignore_ascii_case(r))
+    {
+        return 4;
+    }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
     }
@@ -644,7 +653,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         if kept_h1[cur as usize]
             && !kept_h1[best as usize]
             && h1_child(tree, cur, &kept_h1)
-            && (starts_with_heading(tree, best) || tree.tag(best) == Some(Tag::Table))
+            && (starts_with_heading(tree, best) || starts_with_list(tree, best))
         {
             break;
         }
@@ -659,8 +668,30 @@ fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
         .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
 }
 
+/// Whether the last text inside `n` ends with a colon.
+fn ends_with_colon(tree: &Tree, n: u32) -> bool {
+    let len = tree.nodes.len() as u32;
+    (n + 1..len)
+        .take_while(|&i| is_descendant(tree, i, n))
+        .filter_map(|i| tree.text_of(i).map(str::trim_end).filter(|t| !t.is_empty()))
+        .last()
+        .is_some_and(|t| t.ends_with(':'))
+}
+
 /// Whether `n` opens with a heading: a section of a document, not an article's body.
 fn starts_with_heading(tree: &Tree, n: u32) -> bool {
+    first_element(tree, n).is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
+}
+
+/// Whether `n` is, or opens with, a table or a list: the index or table of contents a
+/// title names (Sphinx's `div.toctree-wrapper > ul` under a chapter's `<h1>`).
+fn starts_with_list(tree: &Tree, n: u32) -> bool {
+    let list = |i: u32| matches!(tree.tag(i), Some(Tag::Table | Tag::Ul | Tag::Ol | Tag::Dl));
+    list(n) || first_element(tree, n).is_some_and(list)
+}
+
+/// The first descendant of `n` that is text or an element other than a span, link or div.
+fn first_element(tree: &Tree, n: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
     (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
@@ -669,7 +700,6 @@ fn starts_with_heading(tree: &Tree, n: u32) -> bool {
                 .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div))
                 || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
         })
-        .is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
 }
 
 /// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
@@ -756,14 +786,20 @@ fn lists_after_prose(
         let p = tree.nodes[i].parent as usize;
         let prev = last_el[p];
         last_el[p] = i as u32;
-        if !matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl) || prev == NONE {
+        let list = |t: Option<Tag>| matches!(t, Some(Tag::Ul | Tag::Ol | Tag::Dl));
+        // The list itself, or a wrapper opening with it (Sphinx's `div.toctree-wrapper`).
+        let is_list = list(Some(tag))
+            || tag == Tag::Div && first_element(tree, i as u32).is_some_and(|f| list(tree.tag(f)));
+        if !is_list || prev == NONE {
             continue;
         }
         let q = prev as usize;
+        let own = text[q].saturating_sub(link[q]);
+        // A paragraph of prose, or a short one that announces what follows ("Legacy API:").
         *o = tree.tag(prev) == Some(Tag::P)
             && !removed[q]
-            && ptext[q] >= LIST_INTRO_MIN
-            && text[q].saturating_sub(link[q]) >= LIST_INTRO_MIN;
+            && (ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN
+                || own > 0 && ends_with_colon(tree, prev));
     }
     out
 }

@@ -852,3 +852,65 @@ fn a_comment_section_named_in_the_singular_is_a_comment_section() {
     );
     assert!(md(&html).contains("// the answer to everything here"));
 }
+
+#[test]
+fn a_self_closing_script_does_not_swallow_the_page() {
+    // `<script .../>` is raw text up to the next `</script>` in HTML (the flag is
+    // ignored): the next `<script>` used to open inside it and the page was lost.
+    let html = "<html><head><script type='text/javascript' onload='init()' src='/sdk.js' />\n\
+                <script>window.a = 1;</script></head><body><main><h1>Wool Runner</h1>\
+                <p>A true original, made of soft merino wool with cloud-like comfort.</p>\
+                </main></body></html>";
+    let m = md(html);
+    assert!(m.starts_with("# Wool Runner\n\nA true original"), "{m}");
+    assert!(!m.contains("window.a"), "{m}");
+    // In SVG a self-closing `<style/>` is an empty element; the text after it stays.
+    let svg = "<body><p>Before the icon, a sentence.</p><svg><style/><path d='M0'/></svg>\
+               <p>After the icon, another sentence.</p></body>";
+    assert!(md(svg).contains("After the icon"), "{}", md(svg));
+    // With no end tag anywhere after it, a self-closing one is an empty element.
+    let lone =
+        "<body><p>First sentence of the page.</p><iframe src='/x'/><p>Second one.</p></body>";
+    assert!(md(lone).contains("Second one."), "{}", md(lone));
+}
+
+#[test]
+fn react_streamed_segments_are_content() {
+    // React's streaming server rendering: the late part of the page arrives as
+    // `<div hidden id="S:0">`, and a script swaps it for the `<template id="B:0">`
+    // placeholder. It used to be dropped as hidden text.
+    let html = "<html><body><header><a href='/'>Shop</a></header><main>\
+                <h1>Black Edition</h1><template id='B:0'></template></main>\
+                <div hidden id='S:0'><p>Complete high-protein powder meal with 40g of protein, \
+                up to 11g of fiber and no artificial sweeteners.</p></div>\
+                <script>$RC('B:0','S:0')</script>\
+                <div hidden id='S:x'><p>A hidden note that is no streamed segment.</p></div>\
+                <div hidden id='size-guide'><p>A hidden size guide for the dialog.</p></div>\
+                </body></html>";
+    let m = md(html);
+    assert!(m.contains("Complete high-protein powder meal"), "{m}");
+    assert!(
+        !m.contains("hidden note") && !m.contains("size guide"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_dialog_outside_the_main_content_is_chrome_however_long() {
+    // A terms-of-service modal in the footer holds more prose than the short thread:
+    // it used to guard itself as the page's text and be chosen as the content.
+    let terms = "<p>These Terms of Use apply to your access and use of our online services, \
+                 including the purchase of any products made available through the platform.</p>"
+        .repeat(12);
+    let html = format!(
+        "<html><body><main><h1>Payment issues: how to delete a module</h1>\
+         <p>I installed a payment module and now the checkout fails. How do I remove it?</p>\
+         <p>Reply: open the module manager and uninstall it from there first.</p></main>\
+         <footer><a href='/terms'>Terms</a><div id='modal-terms' role='dialog'>\
+         <h2>Terms of Use</h2>{terms}</div></footer></body></html>"
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# Payment issues"), "{m}");
+    assert!(m.contains("uninstall it from there"), "{m}");
+    assert!(!m.contains("Terms of Use"), "{m}");
+}

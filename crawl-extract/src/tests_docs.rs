@@ -257,3 +257,68 @@ fn a_table_under_the_page_title_keeps_the_title_and_stays_a_table() {
         "{m}"
     );
 }
+
+#[test]
+fn a_chapter_title_above_its_table_of_contents_is_kept() {
+    // A chapter page: the `<h1>`, one paragraph, then the toctree (a list of links
+    // inside a wrapper div) holding most of the text. Selection used to descend into the
+    // wrapper and keep the list alone.
+    let items: String = (0..30)
+        .map(|i| {
+            format!(
+                "<li class='toctree-l1'><a class='reference internal' href='mod{i}.html'>\
+                 <code>mod{i}</code> — Module number {i} of this chapter</a><ul>\
+                 <li class='toctree-l2'><a href='mod{i}.html#a'>Functions of mod{i}</a></li>\
+                 </ul></li>"
+            )
+        })
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='generic-services'><span id='allos'></span>\
+         <h1>Generic Operating System Services<a class='headerlink' href='#x'>¶</a></h1>\
+         <p>The modules described in this chapter provide interfaces to operating system \
+         features. Here is an overview:</p>\
+         <div class='toctree-wrapper compound'><ul>{items}</ul></div></section>"
+    ));
+    let m = md(&html);
+    assert!(
+        m.starts_with("# Generic Operating System Services\n"),
+        "{m}"
+    );
+    assert!(m.contains("Here is an overview:"), "{m}");
+    assert!(m.contains("Module number 29 of this chapter"), "{m}");
+    assert!(m.contains("Functions of mod29"), "{m}");
+}
+
+#[test]
+fn a_wrapped_list_of_links_announced_by_a_colon_is_kept() {
+    // Sphinx wraps each toctree in `div.toctree-wrapper`; the second is introduced by a
+    // paragraph of two words ending with a colon. Both used to go as link-dense menus.
+    let toc = |name: &str| -> String {
+        let items: String = (0..4)
+            .map(|i| {
+                format!("<li class='toctree-l1'><a href='{name}{i}.html'>{name} part {i}</a></li>")
+            })
+            .collect();
+        format!("<div class='toctree-wrapper compound'><ul>{items}</ul></div>")
+    };
+    let html = sphinx(&format!(
+        "<section id='module-email'><h1>email — An email and MIME handling package</h1>\
+         {}<p>Contents of the email package documentation, in the order to read them:</p>{}\
+         {}<p>Legacy API:</p>{}</section>",
+        para(
+            "The email package is a library for managing email messages.",
+            12
+        ),
+        toc("modern"),
+        para(
+            "The remaining sections cover the legacy API of the package.",
+            12
+        ),
+        toc("legacy"),
+    ));
+    let m = md(&html);
+    assert!(m.contains("- [modern part 3]"), "{m}");
+    assert!(m.contains("Legacy API:\n\n- [legacy part 0]"), "{m}");
+    assert!(m.contains("- [legacy part 3]"), "{m}");
+}

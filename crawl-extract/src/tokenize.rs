@@ -99,6 +99,11 @@ pub(crate) fn tokenize<'a, S: Sink<'a>>(src: &'a str, sink: &mut S) {
     let mut text_start = 0usize;
     let mut attrs: Vec<RawAttr<'a>> = Vec::new();
     let mut name_buf = [0u8; 24];
+    // Open `<svg>`/`<math>` elements: inside them `<style/>` and `<script/>` are empty
+    // foreign elements; outside, HTML ignores the self-closing flag and `<script .../>`
+    // starts raw text as `<script>` does (else the next `<script>` nests in it and the
+    // rest of the page is taken for script).
+    let mut foreign = 0u32;
     while let Some(lt) = find_byte(b, pos, b'<') {
         let next = b.get(lt + 1).copied().unwrap_or(b' ');
         if next == b'!' || next == b'?' {
@@ -192,17 +197,31 @@ pub(crate) fn tokenize<'a, S: Sink<'a>>(src: &'a str, sink: &mut S) {
         pos = i;
         text_start = i;
         let name = lower_name(raw_name, &mut name_buf);
+        let svg_or_math = matches!(&*name, "svg" | "math");
         if is_end {
+            if svg_or_math {
+                foreign = foreign.saturating_sub(1);
+            }
             sink.end_tag(&name);
             continue;
         }
+        if svg_or_math && !self_closing {
+            foreign += 1;
+        }
         sink.start_tag(&name, &attrs, self_closing);
-        if is_raw_text(&name) && !self_closing {
-            let end = find_end_tag(b, pos, &name).unwrap_or(len);
+        // A self-closing one with no end tag anywhere after it is an empty element.
+        let end_tag = if is_raw_text(&name) && (!self_closing || foreign == 0) {
+            find_end_tag(b, pos, &name).or((!self_closing).then_some(len))
+        } else {
+            None
+        };
+        if let Some(end) = end_tag {
             sink.raw_text(&name, &src[pos..end]);
             sink.end_tag(&name);
             pos = find_byte(b, end, b'>').map_or(len, |p| p + 1);
             text_start = pos;
+        } else if self_closing && foreign == 0 && is_raw_text(&name) {
+            sink.end_tag(&name);
         }
     }
     if text_start < len {
