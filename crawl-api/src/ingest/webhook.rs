@@ -306,61 +306,59 @@ impl<'h, 'd, 'a> BodyParts<'h, 'd, 'a> {
     async fn next(&mut self) -> Result<Option<Vec<u8>>> {
         let json =
             |e: serde_json::Error| Error::new(ErrorKind::Internal, format!("manifest JSON: {e}"));
-        loop {
-            match self.stage {
-                Stage::Head => {
-                    let h = self.head;
-                    let mut out = Vec::new();
-                    out.extend_from_slice(b"{\"event\":");
-                    serde_json::to_writer(&mut out, h.event).map_err(json)?;
-                    out.extend_from_slice(b",\"crawlJobId\":");
-                    serde_json::to_writer(&mut out, &h.crawl_job_id).map_err(json)?;
-                    out.extend_from_slice(b",\"assistantId\":");
-                    serde_json::to_writer(&mut out, &h.assistant_id).map_err(json)?;
-                    out.extend_from_slice(b",\"documents\":[");
-                    self.stage = Stage::Documents;
-                    self.pages = self.diff.map(|d| d.pages(DiffSide::Upserts));
-                    self.first = true;
-                    return Ok(Some(out));
-                }
-                Stage::Documents | Stage::Removed => {
-                    let page = match self.pages.as_mut() {
-                        Some(p) => p.next_page().await?,
-                        None => None,
-                    };
-                    let Some(docs) = page else {
-                        let out = if self.stage == Stage::Documents {
-                            self.stage = Stage::Removed;
-                            self.pages = self.diff.map(|d| d.pages(DiffSide::Deletions));
-                            self.first = true;
-                            b"],\"removed\":[".to_vec()
-                        } else {
-                            self.stage = Stage::Tail;
-                            b"]".to_vec()
-                        };
-                        return Ok(Some(out));
-                    };
-                    let mut out = Vec::new();
-                    for d in &docs {
-                        if !std::mem::take(&mut self.first) {
-                            out.push(b',');
-                        }
-                        serde_json::to_writer(&mut out, &entry(d)).map_err(json)?;
-                    }
-                    return Ok(Some(out));
-                }
-                Stage::Tail => {
-                    let mut out = Vec::new();
-                    if let Some(s) = &self.head.source_id {
-                        out.extend_from_slice(b",\"sourceId\":");
-                        serde_json::to_writer(&mut out, s).map_err(json)?;
-                    }
-                    out.push(b'}');
-                    self.stage = Stage::Done;
-                    return Ok(Some(out));
-                }
-                Stage::Done => return Ok(None),
+        match self.stage {
+            Stage::Head => {
+                let h = self.head;
+                let mut out = Vec::new();
+                out.extend_from_slice(b"{\"event\":");
+                serde_json::to_writer(&mut out, h.event).map_err(json)?;
+                out.extend_from_slice(b",\"crawlJobId\":");
+                serde_json::to_writer(&mut out, &h.crawl_job_id).map_err(json)?;
+                out.extend_from_slice(b",\"assistantId\":");
+                serde_json::to_writer(&mut out, &h.assistant_id).map_err(json)?;
+                out.extend_from_slice(b",\"documents\":[");
+                self.stage = Stage::Documents;
+                self.pages = self.diff.map(|d| d.pages(DiffSide::Upserts));
+                self.first = true;
+                Ok(Some(out))
             }
+            Stage::Documents | Stage::Removed => {
+                let page = match self.pages.as_mut() {
+                    Some(p) => p.next_page().await?,
+                    None => None,
+                };
+                let Some(docs) = page else {
+                    let out = if self.stage == Stage::Documents {
+                        self.stage = Stage::Removed;
+                        self.pages = self.diff.map(|d| d.pages(DiffSide::Deletions));
+                        self.first = true;
+                        b"],\"removed\":[".to_vec()
+                    } else {
+                        self.stage = Stage::Tail;
+                        b"]".to_vec()
+                    };
+                    return Ok(Some(out));
+                };
+                let mut out = Vec::new();
+                for d in &docs {
+                    if !std::mem::take(&mut self.first) {
+                        out.push(b',');
+                    }
+                    serde_json::to_writer(&mut out, &entry(d)).map_err(json)?;
+                }
+                Ok(Some(out))
+            }
+            Stage::Tail => {
+                let mut out = Vec::new();
+                if let Some(s) = &self.head.source_id {
+                    out.extend_from_slice(b",\"sourceId\":");
+                    serde_json::to_writer(&mut out, s).map_err(json)?;
+                }
+                out.push(b'}');
+                self.stage = Stage::Done;
+                Ok(Some(out))
+            }
+            Stage::Done => Ok(None),
         }
     }
 }
