@@ -107,9 +107,10 @@ impl RunDiff<'static> {
             },
             page: LIST_PAGE,
         };
-        // A malformed line fails the hand-off before anything is delivered.
+        // A malformed line fails the hand-off before anything is delivered (read a page at
+        // a time, as the diff will be).
         let mut at = 0;
-        while changes_page(&diff, DiffSide::Upserts, &mut at, usize::MAX)?.is_some() {}
+        while changes_page(&diff, DiffSide::Upserts, &mut at, LIST_PAGE)?.is_some() {}
         Ok(diff)
     }
 }
