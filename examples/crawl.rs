@@ -404,8 +404,8 @@ async fn seed(
     }
     // The source's first run handed every page over already.
     if sync.documents != record.id {
-        let docs = crawler.sink().list(&sync.documents).await?;
-        let all = kb_crawl::RunDiff::all_added(docs);
+        let sink = crawler.sink();
+        let all = kb_crawl::RunDiff::of_job(sink.as_ref(), &sync.documents).await?;
         if let Err(e) = kb.ingestor().on_completed(record, &all).await {
             eprintln!("error: kb: handing the source's earlier pages to {uri} failed: {e}");
             record.ingestion.state = IngestionState::Failed;

@@ -332,7 +332,7 @@ impl Ingestor for Recorder {
     async fn on_completed(
         &self,
         job: &JobRecord,
-        _diff: &crawl_core::RunDiff,
+        _diff: &crawl_core::RunDiff<'_>,
     ) -> crawl_core::Result<()> {
         self.completed.lock().unwrap().push(job.id.to_string());
         Ok(())

@@ -186,6 +186,56 @@ async fn each_completed_job_is_delivered_once_signed_even_after_a_500() {
     assert!(deleted.documents.is_empty());
 }
 
+/// The hand-off of a crawl reads its documents a page at a time: nothing lists every
+/// document of the job at once (the engine used to hand the webhook `Sink::list`'s whole
+/// `Vec`), and the streamed, signed manifest still names each stored document once.
+#[tokio::test]
+async fn a_crawl_is_handed_to_the_webhook_without_listing_the_whole_job() {
+    let receiver = Arc::new(Receiver::default());
+    let addr = serve(Arc::clone(&receiver)).await;
+    let sink = Arc::new(WatchedSink::default());
+    // A plain crawl (the job API's crawls are runs of a source, whose diff is their
+    // changes.jsonl).
+    let crawler = crawl_core::Crawler::builder()
+        .fetcher(Arc::new(CannedSite::new(Duration::ZERO)))
+        .sink(Arc::clone(&sink) as crawl_core::DynSink)
+        .ingestor(Arc::new(webhook(addr, SECRET)))
+        .build()
+        .unwrap();
+    let req = CrawlRequest::builder(ROOT).max_depth(2).build().unwrap();
+    let rec = crawler.start(req).await.unwrap().wait().await.unwrap();
+    assert_eq!(rec.status, crawl_core::JobStatus::Completed, "{rec:?}");
+    let id = rec.id.to_string();
+    eventually("the delivery", || async {
+        (receiver.manifests.lock().unwrap().len() == 1).then_some(())
+    })
+    .await;
+    assert_eq!(receiver.bad_signatures.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        sink.whole_lists.load(Ordering::SeqCst),
+        0,
+        "the hand-off listed every document of the job at once"
+    );
+    let m = receiver.manifests.lock().unwrap()[0].clone();
+    let job: JobId = id.parse().unwrap();
+    let mut stored: Vec<(String, String, String)> = crawl_core::Sink::list(&sink.inner, &job)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.url.to_string(), d.key, d.content_hash))
+        .collect();
+    let mut sent: Vec<_> = m
+        .documents
+        .into_iter()
+        .map(|d| (d.url, d.key, d.content_hash))
+        .collect();
+    stored.sort();
+    sent.sort();
+    assert!(stored.len() > 1, "{stored:?}");
+    assert_eq!(sent, stored);
+    assert!(m.removed.is_empty());
+}
+
 async fn call_status(app: &Router, method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
     let req = axum::http::Request::builder()
         .method(method)

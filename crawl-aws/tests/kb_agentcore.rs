@@ -23,8 +23,8 @@ use aws_smithy_types::Document;
 use crawl_aws::kb::{document_id, AgentCoreIngestor, MAX_DOCUMENT_BYTES};
 use crawl_core::memory::MemorySink;
 use crawl_core::{
-    CrawlRequest, Crawler, DynSink, Guardrails, Ingestor, JobId, JobRecord, JobStatus, Result,
-    RunDiff, Sink, SitemapMode, StoredDoc,
+    CrawlRequest, Crawler, DiffDocs, DynSink, Guardrails, Ingestor, JobId, JobRecord, JobStatus,
+    Result, RunDiff, Sink, SitemapMode, StoredDoc,
 };
 
 /// The AWS clients of one test, all on moto.
@@ -449,7 +449,7 @@ async fn serve(version: Arc<AtomicU32>) -> String {
 #[derive(Debug)]
 struct Keep {
     inner: AgentCoreIngestor,
-    last: Mutex<Option<(JobRecord, RunDiff)>>,
+    last: Mutex<Option<(JobRecord, DiffDocs)>>,
 }
 
 impl fmt::Display for Keep {
@@ -460,8 +460,9 @@ impl fmt::Display for Keep {
 
 #[async_trait]
 impl Ingestor for Keep {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
-        *self.last.lock().unwrap() = Some((job.clone(), diff.clone()));
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
+        let docs = diff.collect().await?;
+        *self.last.lock().unwrap() = Some((job.clone(), docs));
         self.inner.on_completed(job, diff).await
     }
     async fn on_deleted(&self, job: &JobRecord) -> Result<()> {
@@ -556,8 +557,8 @@ async fn a_site_and_its_changes_become_the_assistants_documents_without_orphans(
     assert_eq!(after[&url], before[&url], "the home page did not change");
 
     // A re-delivered diff writes nothing: no second row, no new object for the host.
-    let (job, diff) = keep.last.lock().unwrap().clone().unwrap();
-    let again = agent.sync(&job, &diff).await.unwrap();
+    let (job, docs) = keep.last.lock().unwrap().clone().unwrap();
+    let again = agent.sync(&job, &RunDiff::from_docs(docs)).await.unwrap();
     assert_eq!(
         (again.written, again.already_current, again.deleted),
         (0, 2, 0),

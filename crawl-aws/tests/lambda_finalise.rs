@@ -43,9 +43,10 @@ impl Ingestor for Counting {
     async fn on_completed(
         &self,
         _job: &JobRecord,
-        diff: &crawl_core::RunDiff,
+        diff: &crawl_core::RunDiff<'_>,
     ) -> crawl_core::Result<()> {
-        let docs: &[StoredDoc] = &diff.upserts;
+        let all = diff.collect().await?;
+        let docs: &[StoredDoc] = &all.upserts;
         assert_eq!(docs.len(), 1, "{docs:?}");
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.hang {

@@ -2,6 +2,7 @@
 
 pub mod clock;
 pub mod detect;
+pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod extract;
@@ -23,6 +24,7 @@ pub mod url;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
+pub use diff::{DiffDocs, DiffPages, DiffSide};
 pub use engine::{
     default_fetcher, default_fetcher_sharing, Crawler, CrawlerBuilder, JobHandle, TemplateOptions,
 };

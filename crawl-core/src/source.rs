@@ -537,28 +537,7 @@ impl ChangeLine {
     }
 }
 
-/// What a run of a source changed: the documents to hand to the knowledge base.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunDiff {
-    /// Counters.
-    pub counts: crate::job::ChangeCounts,
-    /// Documents added or changed.
-    pub upserts: Vec<crate::page::StoredDoc>,
-    /// Documents removed (their keys are gone from the sink).
-    pub deletions: Vec<crate::page::StoredDoc>,
-}
-
-impl RunDiff {
-    /// The diff of a crawl that is not a run of a source: every document it stored, added.
-    pub fn all_added(docs: Vec<crate::page::StoredDoc>) -> Self {
-        RunDiff {
-            counts: crate::job::ChangeCounts::new(docs.len() as u64, 0, 0, 0),
-            upserts: docs,
-            deletions: Vec::new(),
-        }
-    }
-}
+pub use crate::diff::{DiffDocs, RunDiff};
 
 #[cfg(test)]
 mod tests {

@@ -15,8 +15,9 @@ use async_trait::async_trait;
 use common::{Fixture, Hit, Reply};
 use crawl_core::memory::{MemorySink, MemorySourceStore};
 use crawl_core::{
-    ChangeCounts, CrawlRequest, Crawler, DocPage, Document, DynSink, Guardrails, Ingestor, JobId,
-    JobRecord, JobStatus, PageChange, Result, RunDiff, Sink, SitemapMode, SourceStore, StoredDoc,
+    ChangeCounts, CrawlRequest, Crawler, DiffDocs, DocPage, Document, DynSink, Guardrails,
+    Ingestor, JobId, JobRecord, JobStatus, PageChange, Result, RunDiff, Sink, SitemapMode,
+    SourceStore, StoredDoc,
 };
 use url::Url;
 
@@ -201,7 +202,7 @@ impl Sink for Watched {
 /// An ingestor that keeps the diffs it was handed.
 #[derive(Debug, Default)]
 struct Recorder {
-    diffs: Mutex<Vec<RunDiff>>,
+    diffs: Mutex<Vec<DiffDocs>>,
     /// Refuse this many hand-offs (after recording them), as a knowledge base answering 400.
     refuse: AtomicU32,
 }
@@ -214,8 +215,9 @@ impl fmt::Display for Recorder {
 
 #[async_trait]
 impl Ingestor for Recorder {
-    async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff) -> Result<()> {
-        self.diffs.lock().unwrap().push(diff.clone());
+    async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
+        let docs = diff.collect().await?;
+        self.diffs.lock().unwrap().push(docs);
         if self
             .refuse
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -290,7 +292,7 @@ impl Harness {
         rec
     }
 
-    fn last_diff(&self) -> RunDiff {
+    fn last_diff(&self) -> DiffDocs {
         self.recorder.diffs.lock().unwrap().last().cloned().unwrap()
     }
 

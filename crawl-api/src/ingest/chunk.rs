@@ -4,7 +4,9 @@ use std::collections::HashSet;
 use std::fmt;
 
 use async_trait::async_trait;
-use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
+use crawl_core::{
+    DiffSide, DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -102,17 +104,18 @@ impl fmt::Display for ChunkIngestor {
 
 #[async_trait]
 impl Ingestor for ChunkIngestor {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         let home = job.request.sync.as_ref().map_or(&job.id, |s| &s.documents);
         let mut out = Vec::new();
         // The chunks of pages this diff does not touch stay as they were.
         if job.request.sync.is_some() {
-            let touched: HashSet<&str> = diff
-                .upserts
-                .iter()
-                .chain(&diff.deletions)
-                .map(|d| d.url.as_str())
-                .collect();
+            let mut touched: HashSet<String> = HashSet::new();
+            for side in [DiffSide::Upserts, DiffSide::Deletions] {
+                let mut pages = diff.pages(side);
+                while let Some(docs) = pages.next_page().await? {
+                    touched.extend(docs.into_iter().map(|d| String::from(d.url)));
+                }
+            }
             let key = crawl_core::keys::aux_key(home, CHUNKS_FILE)?;
             if let Some(old) = self.sink.get(&key).await? {
                 for line in old.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
@@ -125,19 +128,22 @@ impl Ingestor for ChunkIngestor {
                 }
             }
         }
-        for doc in &diff.upserts {
-            let bytes = self.sink.get(&doc.key).await?.ok_or_else(|| {
-                Error::new(
-                    ErrorKind::NotFound,
-                    format!("chunking: document {} is not in {}", doc.key, self.sink),
-                )
-            })?;
-            let file = String::from_utf8_lossy(&bytes);
-            for chunk in chunk_document(doc, &file, self.max_chars) {
-                let line = serde_json::to_vec(&chunk)
-                    .map_err(|e| Error::new(ErrorKind::Internal, format!("chunk JSON: {e}")))?;
-                out.extend_from_slice(&line);
-                out.push(b'\n');
+        let mut pages = diff.pages(DiffSide::Upserts);
+        while let Some(docs) = pages.next_page().await? {
+            for doc in &docs {
+                let bytes = self.sink.get(&doc.key).await?.ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::NotFound,
+                        format!("chunking: document {} is not in {}", doc.key, self.sink),
+                    )
+                })?;
+                let file = String::from_utf8_lossy(&bytes);
+                for chunk in chunk_document(doc, &file, self.max_chars) {
+                    let line = serde_json::to_vec(&chunk)
+                        .map_err(|e| Error::new(ErrorKind::Internal, format!("chunk JSON: {e}")))?;
+                    out.extend_from_slice(&line);
+                    out.push(b'\n');
+                }
             }
         }
         self.sink.put_aux(home, CHUNKS_FILE, out).await?;
@@ -185,6 +191,44 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    /// A job's diff read from its sink in pages of two: every page of the job is chunked.
+    #[tokio::test]
+    async fn chunks_every_page_of_a_diff_read_in_several_pages() {
+        let sink = Arc::new(MemorySink::new());
+        let job = JobId::new();
+        let req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::UNIX_EPOCH);
+        for i in 0..5 {
+            let d = crawl_core::conformance::sample_doc(
+                &job,
+                &format!("https://x.test/p{i}"),
+                Some("P"),
+                &format!("# P{i}\n\nBody {i}.\n"),
+            );
+            sink.put(&d).await.unwrap();
+        }
+        let diff = RunDiff::of_job(sink.as_ref(), &job)
+            .await
+            .unwrap()
+            .with_page_size(2);
+        let mut pages = 0;
+        let mut walk = diff.pages(DiffSide::Upserts);
+        while walk.next_page().await.unwrap().is_some() {
+            pages += 1;
+        }
+        assert!(pages >= 3, "{pages} pages");
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
+        ingestor.on_completed(&record, &diff).await.unwrap();
+        let urls: std::collections::BTreeSet<String> = chunks(&sink, &job)
+            .await
+            .into_iter()
+            .map(|c| c.url)
+            .collect();
+        let want: std::collections::BTreeSet<String> =
+            (0..5).map(|i| format!("https://x.test/p{i}")).collect();
+        assert_eq!(urls, want);
     }
 
     #[tokio::test]
@@ -284,9 +328,11 @@ mod tests {
         let key = put("a.md", file("A", "Second version.")).await;
         let a2 = doc("a", key, "h4");
         let run = JobRecord::new(JobId::new(), req, time::OffsetDateTime::UNIX_EPOCH);
-        let mut diff = RunDiff::default();
-        diff.upserts.push(a2);
-        diff.deletions.push(c);
+        let diff = RunDiff::from_docs(crawl_core::DiffDocs::new(
+            crawl_core::ChangeCounts::default(),
+            vec![a2],
+            vec![c],
+        ));
         ingestor.on_completed(&run, &diff).await.unwrap();
         let after = chunks(&sink, &home).await;
         assert_eq!(

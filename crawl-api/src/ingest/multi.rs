@@ -28,7 +28,7 @@ impl fmt::Display for MultiIngestor {
 
 #[async_trait]
 impl Ingestor for MultiIngestor {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         let mut first = Ok(());
         for i in &self.all {
             let r = i.on_completed(job, diff).await;

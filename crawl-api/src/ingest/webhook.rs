@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use crawl_core::{Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
+use crawl_core::{DiffSide, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -171,10 +171,11 @@ impl WebhookIngestor {
         self
     }
 
-    async fn deliver(&self, manifest: &Manifest) -> Result<()> {
-        let body = serde_json::to_vec(manifest)
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("manifest JSON: {e}")))?;
-        let delivery = format!("{}:{}", manifest.event, manifest.crawl_job_id);
+    /// POSTs the manifest of `head` with the documents of `diff` (none when `None`). The
+    /// body is never held whole: each attempt walks the diff twice, a page at a time, once
+    /// to sign it (and learn its length) and once to send it as a stream.
+    async fn deliver(&self, head: &Head<'_>, diff: Option<&RunDiff<'_>>) -> Result<()> {
+        let delivery = format!("{}:{}", head.event, head.crawl_job_id);
         let mut wait = self.backoff;
         let mut last = String::new();
         for attempt in 1..=self.attempts {
@@ -184,17 +185,49 @@ impl WebhookIngestor {
             }
             // Signed per attempt: a retry after a long backoff is still inside the window.
             let timestamp = time::OffsetDateTime::now_utc().unix_timestamp();
-            let signature = sign(&self.secret, timestamp, &delivery, &body);
-            let sent = self
+            let mut mac = mac(&self.secret, timestamp, &delivery, b"");
+            let mut len = 0u64;
+            let mut parts = BodyParts::new(head, diff);
+            while let Some(part) = parts.next().await? {
+                mac.update(&part);
+                len += part.len() as u64;
+            }
+            let signature = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));
+            let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(2);
+            let body = reqwest::Body::wrap_stream(futures::stream::unfold(rx, |mut rx| async {
+                rx.recv().await.map(|part| (part, rx))
+            }));
+            let send = self
                 .client
                 .post(&self.url)
                 .header("content-type", "application/json")
+                .header("content-length", len.to_string())
                 .header(SIGNATURE_HEADER, &signature)
                 .header(TIMESTAMP_HEADER, timestamp.to_string())
                 .header(DELIVERY_HEADER, &delivery)
-                .body(body.clone())
-                .send()
-                .await;
+                .body(body)
+                .send();
+            let produce = async move {
+                let mut parts = BodyParts::new(head, diff);
+                loop {
+                    match parts.next().await {
+                        Ok(Some(part)) => {
+                            // The request ended early (refused, or the connection broke):
+                            // its answer says why.
+                            if tx.send(Ok(part)).await.is_err() {
+                                return Ok(());
+                            }
+                        }
+                        Ok(None) => return Ok(()),
+                        Err(e) => {
+                            let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                            return Err(e);
+                        }
+                    }
+                }
+            };
+            let (sent, produced) = tokio::join!(send, produce);
+            produced?;
             match sent {
                 Ok(r) if r.status().is_success() => return Ok(()),
                 Ok(r) if r.status().is_server_error() || r.status().as_u16() == 429 => {
@@ -220,38 +253,202 @@ impl WebhookIngestor {
     }
 }
 
+/// The fields of a [`Manifest`] other than its documents.
+#[derive(Debug)]
+struct Head<'a> {
+    event: &'static str,
+    crawl_job_id: String,
+    assistant_id: Option<&'a str>,
+    source_id: Option<String>,
+}
+
+impl<'a> Head<'a> {
+    fn of(event: &'static str, job: &'a JobRecord) -> Self {
+        Head {
+            event,
+            crawl_job_id: job.id.to_string(),
+            assistant_id: job.assistant_id.as_deref(),
+            source_id: job.request.sync.as_ref().map(|s| s.source.to_string()),
+        }
+    }
+}
+
+/// The bytes of a [`Manifest`] body, exactly as `serde_json::to_vec` writes it, produced a
+/// part at a time: the head, one part per page of the diff, the tail.
+struct BodyParts<'h, 'd, 'a> {
+    head: &'h Head<'h>,
+    diff: Option<&'d RunDiff<'a>>,
+    stage: Stage,
+    pages: Option<crawl_core::DiffPages<'d, 'a>>,
+    first: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Head,
+    Documents,
+    Removed,
+    Tail,
+    Done,
+}
+
+impl<'h, 'd, 'a> BodyParts<'h, 'd, 'a> {
+    fn new(head: &'h Head<'h>, diff: Option<&'d RunDiff<'a>>) -> Self {
+        BodyParts {
+            head,
+            diff,
+            stage: Stage::Head,
+            pages: None,
+            first: true,
+        }
+    }
+
+    async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        let json =
+            |e: serde_json::Error| Error::new(ErrorKind::Internal, format!("manifest JSON: {e}"));
+        match self.stage {
+            Stage::Head => {
+                let h = self.head;
+                let mut out = Vec::new();
+                out.extend_from_slice(b"{\"event\":");
+                serde_json::to_writer(&mut out, h.event).map_err(json)?;
+                out.extend_from_slice(b",\"crawlJobId\":");
+                serde_json::to_writer(&mut out, &h.crawl_job_id).map_err(json)?;
+                out.extend_from_slice(b",\"assistantId\":");
+                serde_json::to_writer(&mut out, &h.assistant_id).map_err(json)?;
+                out.extend_from_slice(b",\"documents\":[");
+                self.stage = Stage::Documents;
+                self.pages = self.diff.map(|d| d.pages(DiffSide::Upserts));
+                self.first = true;
+                Ok(Some(out))
+            }
+            Stage::Documents | Stage::Removed => {
+                let page = match self.pages.as_mut() {
+                    Some(p) => p.next_page().await?,
+                    None => None,
+                };
+                let Some(docs) = page else {
+                    let out = if self.stage == Stage::Documents {
+                        self.stage = Stage::Removed;
+                        self.pages = self.diff.map(|d| d.pages(DiffSide::Deletions));
+                        self.first = true;
+                        b"],\"removed\":[".to_vec()
+                    } else {
+                        self.stage = Stage::Tail;
+                        b"]".to_vec()
+                    };
+                    return Ok(Some(out));
+                };
+                let mut out = Vec::new();
+                for d in &docs {
+                    if !std::mem::take(&mut self.first) {
+                        out.push(b',');
+                    }
+                    serde_json::to_writer(&mut out, &entry(d)).map_err(json)?;
+                }
+                Ok(Some(out))
+            }
+            Stage::Tail => {
+                let mut out = Vec::new();
+                if let Some(s) = &self.head.source_id {
+                    out.extend_from_slice(b",\"sourceId\":");
+                    serde_json::to_writer(&mut out, s).map_err(json)?;
+                }
+                out.push(b'}');
+                self.stage = Stage::Done;
+                Ok(Some(out))
+            }
+            Stage::Done => Ok(None),
+        }
+    }
+}
+
+fn entry(d: &StoredDoc) -> ManifestDoc {
+    ManifestDoc {
+        url: d.url.to_string(),
+        key: d.key.clone(),
+        content_hash: d.content_hash.clone(),
+    }
+}
+
 #[async_trait]
 impl Ingestor for WebhookIngestor {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
-        let entries = |docs: &[StoredDoc]| {
-            docs.iter()
-                .map(|d| ManifestDoc {
-                    url: d.url.to_string(),
-                    key: d.key.clone(),
-                    content_hash: d.content_hash.clone(),
-                })
-                .collect()
-        };
-        self.deliver(&Manifest {
-            event: "crawl.completed".into(),
-            crawl_job_id: job.id.to_string(),
-            assistant_id: job.assistant_id.clone(),
-            documents: entries(&diff.upserts),
-            removed: entries(&diff.deletions),
-            source_id: job.request.sync.as_ref().map(|s| s.source.to_string()),
-        })
-        .await
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
+        self.deliver(&Head::of("crawl.completed", job), Some(diff))
+            .await
     }
 
     async fn on_deleted(&self, job: &JobRecord) -> Result<()> {
-        self.deliver(&Manifest {
-            event: "crawl.deleted".into(),
-            crawl_job_id: job.id.to_string(),
-            assistant_id: job.assistant_id.clone(),
-            documents: Vec::new(),
-            removed: Vec::new(),
-            source_id: job.request.sync.as_ref().map(|s| s.source.to_string()),
-        })
-        .await
+        self.deliver(&Head::of("crawl.deleted", job), None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crawl_core::{ChangeCounts, CrawlRequest, DiffDocs, JobId};
+
+    use super::*;
+
+    fn doc(i: usize) -> StoredDoc {
+        StoredDoc::new(
+            format!("https://x.test/p{i}?q=\"{i}\"").parse().unwrap(),
+            format!("k{i}"),
+            format!("h{i}"),
+        )
+    }
+
+    async fn body(head: &Head<'_>, diff: Option<&RunDiff<'_>>) -> (Vec<u8>, usize) {
+        let mut parts = BodyParts::new(head, diff);
+        let (mut out, mut n) = (Vec::new(), 0);
+        while let Some(p) = parts.next().await.unwrap() {
+            out.extend(p);
+            n += 1;
+        }
+        (out, n)
+    }
+
+    /// The streamed body is the bytes `serde_json` writes for the whole [`Manifest`], so
+    /// the signature contract is unchanged, while the diff is read a page at a time.
+    #[tokio::test]
+    async fn the_streamed_body_is_the_manifest_json_read_a_page_at_a_time() {
+        let req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        let mut job = JobRecord::new(JobId::new(), req, time::OffsetDateTime::UNIX_EPOCH);
+        for (assistant, upserts, deletions) in [
+            (Some("ast-1"), 5, 3),
+            (None, 0, 0),
+            (Some("a\"b"), 1, 0),
+            (None, 0, 2),
+        ] {
+            job.assistant_id = assistant.map(str::to_owned);
+            let up: Vec<_> = (0..upserts).map(doc).collect();
+            let del: Vec<_> = (10..10 + deletions).map(doc).collect();
+            let diff = RunDiff::from_docs(DiffDocs::new(
+                ChangeCounts::default(),
+                up.clone(),
+                del.clone(),
+            ))
+            .with_page_size(2);
+            let head = Head::of("crawl.completed", &job);
+            let (got, parts) = body(&head, Some(&diff)).await;
+            let want = serde_json::to_vec(&Manifest {
+                event: "crawl.completed".into(),
+                crawl_job_id: job.id.to_string(),
+                assistant_id: job.assistant_id.clone(),
+                documents: up.iter().map(entry).collect(),
+                removed: del.iter().map(entry).collect(),
+                source_id: None,
+            })
+            .unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+            // Head, a part per page of two, the separator and the tail.
+            assert_eq!(parts, 4 + upserts.div_ceil(2) + deletions.div_ceil(2));
+        }
+        let head = Head::of("crawl.deleted", &job);
+        let (got, _) = body(&head, None).await;
+        let want: Manifest = serde_json::from_slice(&got).unwrap();
+        assert!(want.documents.is_empty() && want.removed.is_empty());
     }
 }

@@ -136,6 +136,8 @@ pub struct WatchedSink {
     pub inner: MemorySink,
     deleted: Mutex<HashSet<JobId>>,
     pub late_writes: Mutex<Vec<String>>,
+    /// Calls of `list` (every document of a job at once).
+    pub whole_lists: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Display for WatchedSink {
@@ -179,6 +181,8 @@ impl Sink for WatchedSink {
         self.inner.get(key).await
     }
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        self.whole_lists
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.inner.list(job).await
     }
     async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {

@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_s3::primitives::ByteStream;
 use crawl_core::linked::{self, LinkedType};
-use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
+use crawl_core::{
+    DiffSide, DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc,
+};
 use futures::{stream, StreamExt};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -300,7 +302,7 @@ impl AgentCoreIngestor {
     }
 
     /// Delivers a run's diff and says what it did (what [`Ingestor::on_completed`] does).
-    pub async fn sync(&self, job: &JobRecord, diff: &RunDiff) -> Result<KbReport> {
+    pub async fn sync(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<KbReport> {
         let assistant = self.assistant_of(job)?;
         let home = job
             .request
@@ -311,45 +313,50 @@ impl AgentCoreIngestor {
         let (assistant, home) = (assistant.as_str(), home.as_str());
         let mut report = KbReport::default();
         let mut first_error = None;
-        let writes: Vec<_> = diff
-            .upserts
-            .iter()
-            .map(|d| async move { (d, self.upsert(assistant, home, d).await) })
-            .collect();
-        let upserts: Vec<_> = stream::iter(writes)
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        for (doc, r) in upserts {
-            match r {
-                Ok(Upsert::Written) => report.written += 1,
-                Ok(Upsert::Current) => report.already_current += 1,
-                Ok(Upsert::Skipped(reason)) => {
-                    warn!(url = %doc.url, %reason, "{self}: page skipped");
-                    report.skipped.push((doc.url.to_string(), reason));
-                }
-                Err(e) => {
-                    warn!(url = %doc.url, error = %e, "{self}: delivering the page failed");
-                    first_error.get_or_insert(e);
+        // A page of the diff at a time, each page's documents CONCURRENCY at a time.
+        let mut pages = diff.pages(DiffSide::Upserts);
+        while let Some(docs) = pages.next_page().await? {
+            let writes: Vec<_> = docs
+                .iter()
+                .map(|d| async move { (d, self.upsert(assistant, home, d).await) })
+                .collect();
+            let upserts: Vec<_> = stream::iter(writes)
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+            for (doc, r) in upserts {
+                match r {
+                    Ok(Upsert::Written) => report.written += 1,
+                    Ok(Upsert::Current) => report.already_current += 1,
+                    Ok(Upsert::Skipped(reason)) => {
+                        warn!(url = %doc.url, %reason, "{self}: page skipped");
+                        report.skipped.push((doc.url.to_string(), reason));
+                    }
+                    Err(e) => {
+                        warn!(url = %doc.url, error = %e, "{self}: delivering the page failed");
+                        first_error.get_or_insert(e);
+                    }
                 }
             }
         }
-        let removals: Vec<_> = diff
-            .deletions
-            .iter()
-            .map(|d| async move { (d, self.remove_page(assistant, d).await) })
-            .collect();
-        let deletions: Vec<_> = stream::iter(removals)
-            .buffer_unordered(CONCURRENCY)
-            .collect()
-            .await;
-        for (doc, r) in deletions {
-            match r {
-                Ok(true) => report.deleted += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    warn!(url = %doc.url, error = %e, "{self}: removing the page failed");
-                    first_error.get_or_insert(e);
+        let mut pages = diff.pages(DiffSide::Deletions);
+        while let Some(docs) = pages.next_page().await? {
+            let removals: Vec<_> = docs
+                .iter()
+                .map(|d| async move { (d, self.remove_page(assistant, d).await) })
+                .collect();
+            let deletions: Vec<_> = stream::iter(removals)
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+            for (doc, r) in deletions {
+                match r {
+                    Ok(true) => report.deleted += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        warn!(url = %doc.url, error = %e, "{self}: removing the page failed");
+                        first_error.get_or_insert(e);
+                    }
                 }
             }
         }
@@ -676,7 +683,7 @@ impl AgentCoreIngestor {
 
 #[async_trait]
 impl Ingestor for AgentCoreIngestor {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         self.sync(job, diff).await.map(|_| ())
     }
 

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use crawl_core::linked::{self, LinkedType};
-use crawl_core::{DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc};
+use crawl_core::{
+    DiffSide, DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc,
+};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use time::format_description::well_known::Rfc3339;
@@ -215,7 +217,7 @@ impl BedrockKbIngestor {
     }
 
     /// Delivers a run's diff and says what it did (what [`Ingestor::on_completed`] does).
-    pub async fn sync(&self, job: &JobRecord, diff: &RunDiff) -> Result<KbReport> {
+    pub async fn sync(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<KbReport> {
         let mut report = KbReport::default();
         let source = job
             .request
@@ -223,18 +225,28 @@ impl BedrockKbIngestor {
             .as_ref()
             .map(|s| s.source.to_string())
             .unwrap_or_default();
-        for doc in &diff.upserts {
-            match self.upsert(doc, &source, job).await? {
-                None => report.written += 1,
-                Some(reason) => report.skipped.push((doc.url.to_string(), reason)),
+        // A page of the diff at a time; the ingestion job's token is hashed on the way.
+        let mut token = TokenHash::new(job);
+        let mut pages = diff.pages(DiffSide::Upserts);
+        while let Some(docs) = pages.next_page().await? {
+            for doc in &docs {
+                token.add(doc);
+                match self.upsert(doc, &source, job).await? {
+                    None => report.written += 1,
+                    Some(reason) => report.skipped.push((doc.url.to_string(), reason)),
+                }
             }
         }
-        for doc in &diff.deletions {
-            self.delete_keys(std::slice::from_ref(&doc.key)).await?;
-            report.deleted += 1;
+        let mut pages = diff.pages(DiffSide::Deletions);
+        while let Some(docs) = pages.next_page().await? {
+            for doc in &docs {
+                token.add(doc);
+                self.delete_keys(std::slice::from_ref(&doc.key)).await?;
+                report.deleted += 1;
+            }
         }
         if report.written + report.deleted > 0 {
-            let token = client_token(job, diff);
+            let token = token.finish();
             report
                 .ingestion_jobs
                 .push(self.start_ingestion(&token).await?);
@@ -361,7 +373,7 @@ impl BedrockKbIngestor {
 
 #[async_trait]
 impl Ingestor for BedrockKbIngestor {
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()> {
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         self.sync(job, diff).await.map(|_| ())
     }
 
@@ -438,17 +450,27 @@ fn check_doc_key(key: &str) -> std::result::Result<(), String> {
     }
 }
 
-/// StartIngestionJob's idempotency token: the same run and diff give the same token.
-fn client_token(job: &JobRecord, diff: &RunDiff) -> String {
-    let mut h = Sha256::new();
-    h.update(job.id.as_str().as_bytes());
-    for d in diff.upserts.iter().chain(&diff.deletions) {
-        h.update([0u8]);
-        h.update(d.url.as_str().as_bytes());
-        h.update([0u8]);
-        h.update(d.content_hash.as_bytes());
+/// StartIngestionJob's idempotency token: the same run and diff give the same token. Fed
+/// the diff's upserts, then its deletions, in the diff's order.
+struct TokenHash(Sha256);
+
+impl TokenHash {
+    fn new(job: &JobRecord) -> Self {
+        let mut h = Sha256::new();
+        h.update(job.id.as_str().as_bytes());
+        TokenHash(h)
     }
-    format!("kb-crawl-{}", &hex::encode(h.finalize())[..40])
+
+    fn add(&mut self, d: &StoredDoc) {
+        self.0.update([0u8]);
+        self.0.update(d.url.as_str().as_bytes());
+        self.0.update([0u8]);
+        self.0.update(d.content_hash.as_bytes());
+    }
+
+    fn finish(self) -> String {
+        format!("kb-crawl-{}", &hex::encode(self.0.finalize())[..40])
+    }
 }
 
 /// The `title` of the document's front matter, if any.

@@ -419,8 +419,10 @@ const INGEST_LEASE: std::time::Duration = std::time::Duration::from_secs(INGEST_
 pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     let job = st.job_id;
     let record = record_of(svc, &job).await?;
-    // A run of a source: its diff (idempotent: a re-run finds the pages already decided).
-    let diff = match sync_of(svc, &record).await? {
+    // A run of a source: its diff (idempotent: a re-run finds the pages already decided),
+    // written as its changes.jsonl; the hand-off reads it (or a plain crawl's documents)
+    // back from the sink a page at a time.
+    match sync_of(svc, &record).await? {
         Some(sync) => {
             let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
                 .await?
@@ -429,18 +431,17 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
             let ctx = context(svc, &job, &record, fetcher).with_sync(Some(Arc::clone(&sync)));
             let below_cap = record.progress.pages_total < u64::from(record.request.max_pages);
             let jobs: crawl_core::DynJobStore = Arc::clone(&svc.jobs) as _;
-            Some(finalise_run(&ctx, &sync, &jobs, &TemplateOptions::default(), below_cap).await?)
+            finalise_run(&ctx, &sync, &jobs, &TemplateOptions::default(), below_cap).await?;
         }
         None => {
             strip_site_template(&*svc.sink, &job, &TemplateOptions::default()).await?;
             crawl_core::Sink::finish_job(&*svc.sink, &job).await?;
-            None
         }
-    };
+    }
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
     if let Some(ingestor) = &svc.ingestor {
         let sink: &dyn crawl_core::Sink = &*svc.sink;
-        match hand_off(&*svc.jobs, sink, &**ingestor, &job, diff, INGEST_LEASE).await? {
+        match hand_off(&*svc.jobs, sink, &**ingestor, &job, None, INGEST_LEASE).await? {
             HandOff::Delivered | HandOff::AlreadyDelivered | HandOff::NotCompleted => {}
             // Recorded on the job (`ingestion` failed, with the reason); a temporary
             // refusal is also the handler's error, for the state machine's retry. A

@@ -1,6 +1,7 @@
 //! [`S3Sink`]: documents, manifest entries and aux objects in one S3 bucket.
 
 mod builder;
+mod manifest;
 mod meta;
 
 use std::fmt;
@@ -9,7 +10,7 @@ use async_trait::async_trait;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use aws_sdk_s3::Client;
-use crawl_core::keys::{aux_key, document_keys, job_prefix, manifest_key};
+use crawl_core::keys::{aux_key, document_keys, job_prefix};
 use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
 use futures::{StreamExt, TryStreamExt};
 
@@ -306,27 +307,6 @@ impl S3Sink {
             }
         }
         Ok(())
-    }
-
-    /// Writes `{job}/manifest.json` (url → key and content hash, JSON object sorted by
-    /// URL) from the per-document entries, and returns its key. Call it once the job's
-    /// writers are done; re-running it is harmless. The body is built in memory from the
-    /// whole listing (`manifest.json` is one URL-sorted object and the entries list in
-    /// digest order): this is the one caller of [`Sink::list`] in this sink.
-    pub async fn write_manifest(&self, job: &JobId) -> Result<String> {
-        let body = crawl_core::keys::manifest_json(&self.list(job).await?)
-            .map_err(|e| e.with_backend(self.name.clone()))?;
-        let key = manifest_key(job);
-        self.client
-            .put_object()
-            .bucket(&self.bucket)
-            .key(self.object_key(&key))
-            .content_type("application/json")
-            .body(ByteStream::from(body))
-            .send()
-            .await
-            .map_err(|e| self.err(AwsError::sdk("PutObject", e)))?;
-        Ok(key)
     }
 
     fn check_key_len(&self, key: &str, doc: &Document) -> Result<()> {

@@ -10,8 +10,7 @@ use tracing::warn;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::job::{IngestionClaim, JobId, JobRecord};
-use crate::page::StoredDoc;
-use crate::source::{ChangeLine, PageChange, RunDiff};
+use crate::source::{ChangeLine, RunDiff};
 use crate::traits::{Ingestor, JobStore, Sink};
 
 /// How long one embedded hand-off holds a job (a process that dies holding it lets a retry
@@ -43,7 +42,7 @@ pub async fn hand_off(
     sink: &dyn Sink,
     ingestor: &dyn Ingestor,
     job: &JobId,
-    diff: Option<RunDiff>,
+    diff: Option<RunDiff<'_>>,
     lease: Duration,
 ) -> Result<HandOff> {
     match jobs.begin_ingestion(job, lease).await? {
@@ -106,10 +105,10 @@ pub async fn retry_ingestion(
 /// The diff a completed job handed (or would hand) to the knowledge base, read back from
 /// what it stored: for a run of a source, its `{run}/changes.jsonl` (added and changed
 /// pages upserted, removed ones deleted) with the job's change counters; for a plain
-/// crawl, every document of the job, added.
-pub async fn stored_diff(sink: &dyn Sink, record: &JobRecord) -> Result<RunDiff> {
+/// crawl, every document of the job, added, listed from the sink a page at a time.
+pub async fn stored_diff<'a>(sink: &'a dyn Sink, record: &JobRecord) -> Result<RunDiff<'a>> {
     if record.request.sync.is_none() {
-        return Ok(RunDiff::all_added(sink.list(&record.id).await?));
+        return RunDiff::of_job(sink, &record.id).await;
     }
     let key = crate::keys::aux_key(&record.id, ChangeLine::FILE)?;
     let bytes = sink.get(&key).await?.ok_or_else(|| {
@@ -118,17 +117,5 @@ pub async fn stored_diff(sink: &dyn Sink, record: &JobRecord) -> Result<RunDiff>
             format!("job {}: no {key} to hand over again", record.id),
         )
     })?;
-    let mut diff = RunDiff {
-        counts: record.progress.changes,
-        ..RunDiff::default()
-    };
-    for l in ChangeLine::parse(&key, &bytes)? {
-        let doc = StoredDoc::new(l.url, l.key, l.content_hash);
-        match l.change {
-            PageChange::Added | PageChange::Changed => diff.upserts.push(doc),
-            PageChange::Removed => diff.deletions.push(doc),
-            PageChange::Unchanged | PageChange::Pending => {}
-        }
-    }
-    Ok(diff)
+    RunDiff::of_changes(&key, bytes, record.progress.changes)
 }

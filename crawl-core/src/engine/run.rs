@@ -16,7 +16,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::job::{JobRecord, JobStatus, PageOutcome};
 use crate::net::RequestGate;
 use crate::request::SitemapMode;
-use crate::source::RunDiff;
 use crate::traits::{DynFetcher, FrontierEntry};
 use crate::url::normalize;
 
@@ -77,7 +76,7 @@ impl JobRun {
                     jobs.finish(&id, JobStatus::Failed, Some(format!("finalise: {e}")))
                         .await?;
                 }
-                Ok(diff) => {
+                Ok(()) => {
                     jobs.finish(&id, JobStatus::Completed, None).await?;
                     // A refused hand-off leaves the job COMPLETED with `ingestion` failed
                     // and its reason, for a retry (Crawler::retry_ingestion).
@@ -86,7 +85,7 @@ impl JobRun {
                         &*self.inner.sink,
                         &*self.inner.ingestor,
                         &id,
-                        Some(diff),
+                        None,
                         super::handoff::INGEST_LEASE,
                     )
                     .await?;
@@ -282,19 +281,21 @@ impl JobRun {
     }
 
     /// Ends a completed crawl: the template pass and the manifest, or for a run of a source
-    /// its diff (see [`finalise_run`]). Returns what to hand to the knowledge base.
-    async fn finalise(&self, ctx: &PageContext) -> Result<RunDiff> {
+    /// its diff (see [`finalise_run`]). What to hand to the knowledge base is read back
+    /// from the sink, a page at a time (see [`stored_diff`](super::handoff::stored_diff)).
+    async fn finalise(&self, ctx: &PageContext) -> Result<()> {
         let id = &self.record.id;
         match &ctx.sync {
             None => {
                 super::page::strip_templates(&self.inner, &self.record).await?;
-                self.inner.sink.finish_job(id).await?;
-                Ok(RunDiff::all_added(self.inner.sink.list(id).await?))
+                self.inner.sink.finish_job(id).await
             }
             Some(sync) => {
                 let record = self.current().await?;
                 let below_cap = record.progress.pages_total < u64::from(record.request.max_pages);
-                finalise_run(ctx, sync, &self.inner.jobs, &self.inner.template, below_cap).await
+                finalise_run(ctx, sync, &self.inner.jobs, &self.inner.template, below_cap)
+                    .await
+                    .map(|_| ())
             }
         }
     }

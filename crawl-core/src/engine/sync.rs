@@ -21,9 +21,9 @@ use super::context::PageContext;
 use super::TemplateOptions;
 use crate::error::Result;
 use crate::extract::template::TemplateLearner;
-use crate::job::{JobId, JobRecord};
+use crate::job::{ChangeCounts, JobId, JobRecord};
 use crate::page::{Document, StoredDoc, Validators};
-use crate::source::{PageChange, PageState, RunDiff, SourceId, SourceRecord, SyncTarget};
+use crate::source::{PageChange, PageState, SourceId, SourceRecord, SyncTarget};
 use crate::traits::{DynJobStore, DynSourceStore, Sink};
 
 /// Pages read or written per source-store call.
@@ -246,13 +246,14 @@ impl SyncRun {
 /// Ends a run of a source: decides its pending pages (with the site template this run
 /// learned), strips the template from the pages it added, removes pages on evidence,
 /// writes `{run}/changes.jsonl`, the run's counters and the source's template, and
-/// returns the diff. A stored page the run did not reach is removed when the crawl
+/// returns the counters (the diff to hand over is read back from `changes.jsonl`:
+/// [`stored_diff`](super::handoff::stored_diff)). A stored page the run did not reach is removed when the crawl
 /// `complete`d without reaching its page cap, or when it now falls out of the source's
 /// scope or patterns or robots.txt disallows it; otherwise it stays. Safe to re-run.
 ///
 /// The source's pages' state is read in batches, twice (once to learn the template, once to
 /// decide each page and save it), so the memory finalise takes does not grow with the
-/// source; the diff (and `changes.jsonl`) holds the pages that changed. The template is
+/// source; `changes.jsonl` holds the pages that changed. The template is
 /// kept as `{run}/finalise-template.md` from before the first page is decided until the
 /// end, so a re-run after an interruption decides with the same one.
 pub async fn finalise_run(
@@ -261,12 +262,12 @@ pub async fn finalise_run(
     jobs: &DynJobStore,
     opts: &TemplateOptions,
     complete: bool,
-) -> Result<RunDiff> {
+) -> Result<ChangeCounts> {
     let sink = &ctx.sink;
     let run = &sync.run;
     let template = run_template(sink.as_ref(), sync, opts).await?;
 
-    let mut diff = RunDiff::default();
+    let mut counts = ChangeCounts::default();
     let mut lines = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -290,7 +291,7 @@ pub async fn finalise_run(
                 }
             }
         }
-        let staged = decide(sink.as_ref(), sync, &template, &mut seen, &mut diff).await?;
+        let staged = decide(sink.as_ref(), sync, &template, &mut seen, &mut counts).await?;
         sync.save(&seen).await?;
         // The staged copies of decided pages are no longer needed.
         for url in &staged {
@@ -317,7 +318,7 @@ pub async fn finalise_run(
     }
     sink.put_aux(run, crate::source::ChangeLine::FILE, lines)
         .await?;
-    jobs.record_changes(run, &diff.counts).await?;
+    jobs.record_changes(run, &counts).await?;
 
     let template_md = template.template_markdown();
     if opts.write_site_document && !template_md.trim().is_empty() {
@@ -337,7 +338,7 @@ pub async fn finalise_run(
     }
     sink.finish_job(&sync.documents).await?;
     sink.delete_aux(run, RUN_TEMPLATE).await?;
-    Ok(diff)
+    Ok(counts)
 }
 
 /// Where a run keeps the template it decides its pages with.
@@ -403,14 +404,14 @@ async fn run_template(
     Ok(template)
 }
 
-/// Decides a batch of the run's pages (`seen`) with `template`, counting them in `diff`;
+/// Decides a batch of the run's pages (`seen`) with `template`, counting them in `counts`;
 /// returns the URLs whose staged copy is no longer needed.
 async fn decide(
     sink: &dyn Sink,
     sync: &SyncRun,
     template: &TemplateLearner,
     seen: &mut [PageState],
-    diff: &mut RunDiff,
+    counts: &mut ChangeCounts,
 ) -> Result<Vec<Url>> {
     let run = &sync.run;
     let mut staged = Vec::new();
@@ -426,8 +427,7 @@ async fn decide(
                     }
                     p.content_hash = body_hash(&stripped);
                 }
-                diff.counts.added += 1;
-                diff.upserts.push(stored_of(p));
+                counts.added += 1;
             }
             Some(PageChange::Pending) => {
                 staged.push(p.url.clone());
@@ -438,7 +438,7 @@ async fn decide(
                         if p.previous_hash.as_deref() == Some(hash.as_str()) {
                             p.change = Some(PageChange::Unchanged);
                             p.reason = Some("same_content".into());
-                            diff.counts.unchanged += 1;
+                            counts.unchanged += 1;
                         } else {
                             let keep = if stripped.trim().is_empty() {
                                 body
@@ -450,10 +450,9 @@ async fn decide(
                                 StoredDoc::new(p.url.clone(), p.key.clone(), String::new());
                             sink.replace(&stored, &doc).await?;
                             p.change = Some(PageChange::Changed);
-                            diff.counts.changed += 1;
+                            counts.changed += 1;
                             // With the new hash (as `changes.jsonl` has it), not the old one.
                             p.content_hash.clone_from(&hash);
-                            diff.upserts.push(stored_of(p));
                         }
                         p.content_hash = hash;
                     }
@@ -462,30 +461,24 @@ async fn decide(
                         // deleting it): keep the stored version.
                         p.change = Some(PageChange::Unchanged);
                         p.reason = Some("pending_lost".into());
-                        diff.counts.unchanged += 1;
+                        counts.unchanged += 1;
                     }
                 }
             }
             Some(PageChange::Changed) => {
-                diff.counts.changed += 1;
-                diff.upserts.push(stored_of(p));
+                counts.changed += 1;
             }
-            Some(PageChange::Unchanged) => diff.counts.unchanged += 1,
+            Some(PageChange::Unchanged) => counts.unchanged += 1,
             Some(PageChange::Removed) => {
                 // The source's entry (key and hash), as `changes.jsonl` has it: a retried
                 // hand-off reads the same diff back from there.
                 sink.remove(&sync.documents, &p.url).await?;
-                diff.counts.removed += 1;
-                diff.deletions.push(stored_of(p));
+                counts.removed += 1;
             }
             None => {}
         }
     }
     Ok(staged)
-}
-
-fn stored_of(p: &PageState) -> StoredDoc {
-    StoredDoc::new(p.url.clone(), p.key.clone(), p.content_hash.clone())
 }
 
 /// The fresh document of an added page (stored) or a pending one (staged).

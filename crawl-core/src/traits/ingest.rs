@@ -13,8 +13,11 @@ use crate::source::RunDiff;
 /// - `on_completed` is called once per completed job, after every document is stored, with
 ///   the job's diff: the documents it added or changed (`upserts`) and those it removed
 ///   (`deletions`, already gone from the sink). A crawl that is not a run of a source has
-///   every document in `upserts`. An error leaves the job COMPLETED and is reported to the
-///   caller. A second delivery of the same diff must leave the knowledge base as one did.
+///   every document in `upserts`. The diff is read a page at a time
+///   ([`RunDiff::pages`]): an implementation consumes it page by page (it may walk it more
+///   than once), so its memory does not grow with the job. An error leaves the job
+///   COMPLETED and is reported to the caller. A second delivery of the same diff must leave
+///   the knowledge base as one did.
 /// - `on_deleted` is called when a job is deleted and must remove what `on_completed` added;
 ///   both are idempotent. For a run of a source (`job.request.sync` set) it removes every
 ///   document of the source: the runs of a source share its documents, and deleting one run
@@ -22,7 +25,7 @@ use crate::source::RunDiff;
 #[async_trait]
 pub trait Ingestor: Debug + Display + Send + Sync + 'static {
     /// A job completed with these documents.
-    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff) -> Result<()>;
+    async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()>;
     /// A job was deleted.
     async fn on_deleted(&self, job: &JobRecord) -> Result<()>;
 
@@ -51,7 +54,7 @@ impl Display for NoopIngestor {
 
 #[async_trait]
 impl Ingestor for NoopIngestor {
-    async fn on_completed(&self, _job: &JobRecord, _diff: &RunDiff) -> Result<()> {
+    async fn on_completed(&self, _job: &JobRecord, _diff: &RunDiff<'_>) -> Result<()> {
         Ok(())
     }
     async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {
