@@ -18,14 +18,14 @@ use crawl_core::clock::ManualClock;
 use crawl_core::linked::{self, LinkedType, MAX_LINKED_BYTES};
 use crawl_core::memory::MemorySink;
 use crawl_core::{
-    CrawlRequest, Crawler, DynSink, Guardrails, Ingestor, JobRecord, JobStatus, NoopIngestor,
+    CrawlRequest, Crawler, DiffDocs, DynSink, Guardrails, Ingestor, JobRecord, JobStatus, NoopIngestor,
     Result, RunDiff, Sink, SitemapMode,
 };
 
 /// Records each diff; accepts PDF and DOCX.
 #[derive(Debug, Default)]
 struct Accepting {
-    diffs: Mutex<Vec<RunDiff>>,
+    diffs: Mutex<Vec<DiffDocs>>,
 }
 
 impl fmt::Display for Accepting {
@@ -36,8 +36,9 @@ impl fmt::Display for Accepting {
 
 #[async_trait]
 impl Ingestor for Accepting {
-    async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff) -> Result<()> {
-        self.diffs.lock().unwrap().push(diff.clone());
+    async fn on_completed(&self, _job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
+        let docs = diff.collect().await?;
+        self.diffs.lock().unwrap().push(docs);
         Ok(())
     }
     async fn on_deleted(&self, _job: &JobRecord) -> Result<()> {

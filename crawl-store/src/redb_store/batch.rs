@@ -26,7 +26,7 @@ use redb::{Database, Durability, WriteTransaction};
 use super::db_err;
 
 /// Operations between two commits (not flushed to disk).
-const COMMIT_EVERY: u32 = 64;
+const COMMIT_EVERY: u32 = 256;
 /// Longest time between two flushes to disk while operations happen.
 const FLUSH_AFTER: Duration = Duration::from_millis(250);
 
