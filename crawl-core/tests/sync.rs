@@ -792,3 +792,100 @@ async fn stored_pages_are_removed_on_noindex_robots_and_pattern_evidence_in_a_ca
         "the knowledge base is told of each removal"
     );
 }
+
+/// A source store that counts the page states written to it.
+#[derive(Debug)]
+struct CountingSources {
+    inner: MemorySourceStore,
+    states_put: std::sync::atomic::AtomicUsize,
+}
+
+impl fmt::Display for CountingSources {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CountingSources")
+    }
+}
+
+#[async_trait]
+impl SourceStore for CountingSources {
+    async fn put_source(&self, source: &crawl_core::SourceRecord) -> Result<()> {
+        self.inner.put_source(source).await
+    }
+    async fn get_source(
+        &self,
+        id: &crawl_core::SourceId,
+    ) -> Result<Option<crawl_core::SourceRecord>> {
+        self.inner.get_source(id).await
+    }
+    async fn list_sources(&self, tenant: &str) -> Result<Vec<crawl_core::SourceRecord>> {
+        self.inner.list_sources(tenant).await
+    }
+    async fn delete_source(&self, id: &crawl_core::SourceId) -> Result<usize> {
+        self.inner.delete_source(id).await
+    }
+    async fn get_page(
+        &self,
+        id: &crawl_core::SourceId,
+        url: &Url,
+    ) -> Result<Option<crawl_core::PageState>> {
+        self.inner.get_page(id, url).await
+    }
+    async fn put_pages(
+        &self,
+        id: &crawl_core::SourceId,
+        pages: &[crawl_core::PageState],
+    ) -> Result<()> {
+        self.states_put.fetch_add(pages.len(), Ordering::SeqCst);
+        self.inner.put_pages(id, pages).await
+    }
+    async fn remove_pages(&self, id: &crawl_core::SourceId, urls: &[Url]) -> Result<usize> {
+        self.inner.remove_pages(id, urls).await
+    }
+    async fn list_pages(
+        &self,
+        id: &crawl_core::SourceId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<crawl_core::PageBatch> {
+        self.inner.list_pages(id, after, limit).await
+    }
+}
+
+#[tokio::test]
+async fn an_unchanged_resync_writes_each_page_state_once() {
+    let site = Site::start(Validation::ETag).await;
+    let sources = Arc::new(CountingSources {
+        inner: MemorySourceStore::new(),
+        states_put: Default::default(),
+    });
+    let crawler = Crawler::builder()
+        .sink(Arc::new(MemorySink::new()) as DynSink)
+        .sources(Arc::clone(&sources) as _)
+        .build()
+        .unwrap();
+    let req = CrawlRequest::builder(site.fx.url("/").as_str())
+        .max_depth(3)
+        .max_pages(50)
+        .rate(None)
+        .sitemap(SitemapMode::Off)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let mut puts = Vec::new();
+    for _ in 0..2 {
+        let before = sources.states_put.load(Ordering::SeqCst);
+        let (_, handle) = crawler.start_sync("ast-1", req.clone()).await.unwrap();
+        let rec = handle.wait().await.unwrap();
+        assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+        puts.push((
+            sources.states_put.load(Ordering::SeqCst) - before,
+            rec.progress.changes,
+        ));
+    }
+    assert_eq!(puts[0].1, ChangeCounts::new(6, 0, 0, 0));
+    assert_eq!(puts[1].1, ChangeCounts::new(0, 0, 6, 0));
+    // The re-sync saves each page's state when it is checked, and finalise adds nothing
+    // (it used to save all six again).
+    assert_eq!(puts[1].0, 6, "page states written by the re-sync: {puts:?}");
+}

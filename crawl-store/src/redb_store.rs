@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 mod batch;
+use batch::Tx;
 mod source;
 
 const JOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("jobs");
@@ -134,7 +135,7 @@ impl RedbStore {
     /// Runs `f` in the store's open write transaction (see [`batch`]).
     async fn write<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Tx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.tx.run(false, f).await
     }
@@ -142,7 +143,7 @@ impl RedbStore {
     /// [`write`](Self::write) that reaches the disk before returning.
     async fn write_durable<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Tx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.tx.run(true, f).await
     }
@@ -150,25 +151,35 @@ impl RedbStore {
     /// A read, in the open transaction too: it sees every write made before it.
     async fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Tx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.tx.run(false, f).await
     }
 }
 
-fn load_job(tx: &WriteTransaction, job: &JobId) -> Result<JobRecord> {
-    let t = tx.open_table(JOBS).map_err(db_err)?;
-    let v = t
-        .get(job.as_str())
-        .map_err(db_err)?
-        .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))?;
-    serde_json::from_slice(v.value()).map_err(json_err)
+fn load_job(tx: &Tx<'_>, job: &JobId) -> Result<JobRecord> {
+    find_job(tx, job)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))
 }
 
-fn save_job(tx: &WriteTransaction, r: &JobRecord) -> Result<()> {
+/// A job's record: the one decoded before, else from the table.
+fn find_job(tx: &Tx<'_>, job: &JobId) -> Result<Option<JobRecord>> {
+    if let Some(r) = tx.jobs.borrow().get(job.as_str()) {
+        return Ok(Some(r.clone()));
+    }
+    let t = tx.open_table(JOBS).map_err(db_err)?;
+    let Some(v) = t.get(job.as_str()).map_err(db_err)? else {
+        return Ok(None);
+    };
+    let r: JobRecord = serde_json::from_slice(v.value()).map_err(json_err)?;
+    tx.jobs.borrow_mut().insert(job.to_string(), r.clone());
+    Ok(Some(r))
+}
+
+fn save_job(tx: &Tx<'_>, r: &JobRecord) -> Result<()> {
     let bytes = serde_json::to_vec(r).map_err(json_err)?;
     let mut t = tx.open_table(JOBS).map_err(db_err)?;
     t.insert(r.id.as_str(), bytes.as_slice()).map_err(db_err)?;
+    tx.jobs.borrow_mut().insert(r.id.to_string(), r.clone());
     Ok(())
 }
 
@@ -451,13 +462,7 @@ impl JobStore for RedbStore {
 
     async fn get(&self, job: &JobId) -> Result<Option<JobRecord>> {
         let job = job.clone();
-        self.read(move |tx| {
-            let t = tx.open_table(JOBS).map_err(db_err)?;
-            let v = t.get(job.as_str()).map_err(db_err)?;
-            v.map(|v| serde_json::from_slice(v.value()).map_err(json_err))
-                .transpose()
-        })
-        .await
+        self.read(move |tx| find_job(tx, &job)).await
     }
 
     async fn list(&self, assistant_id: Option<&str>) -> Result<Vec<JobRecord>> {
@@ -594,6 +599,7 @@ impl JobStore for RedbStore {
                 .remove(job.as_str())
                 .map_err(db_err)?
                 .is_some();
+            tx.jobs.borrow_mut().remove(job.as_str());
             if !removed {
                 return Err(Error::new(ErrorKind::NotFound, format!("no job {job}")));
             }

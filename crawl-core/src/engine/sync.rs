@@ -277,22 +277,40 @@ pub async fn finalise_run(
             .await?;
         let mut seen = Vec::new();
         let mut purge = Vec::new();
+        // Which of `seen` to save again: the states made here, and those `decide` settles
+        // (added: its hash after the template pass; pending: changed or not). A state the
+        // pages already settled is stored as it is: an unchanged re-sync rewrites nothing.
+        let mut resave = Vec::new();
         for p in batch.pages {
             if &p.last_seen == run {
+                resave.push(matches!(
+                    p.change,
+                    Some(PageChange::Added | PageChange::Pending) | None
+                ));
                 seen.push(p);
             } else if p.change == Some(PageChange::Removed) {
                 purge.push(p.url);
             } else {
                 let reason = ctx.exclusion(&p.url).await?;
-                match reason.as_deref() {
-                    Some(r) if is_exclusion_evidence(r) => seen.push(sync.removed(&p, r)),
-                    _ if complete => seen.push(sync.removed(&p, "not_reached")),
-                    _ => {}
+                let removed = match reason.as_deref() {
+                    Some(r) if is_exclusion_evidence(r) => Some(sync.removed(&p, r)),
+                    _ if complete => Some(sync.removed(&p, "not_reached")),
+                    _ => None,
+                };
+                if let Some(state) = removed {
+                    seen.push(state);
+                    resave.push(true);
                 }
             }
         }
         let staged = decide(sink.as_ref(), sync, &template, &mut seen, &mut counts).await?;
-        sync.save(&seen).await?;
+        let settled: Vec<PageState> = seen
+            .iter()
+            .zip(&resave)
+            .filter(|(_, again)| **again)
+            .map(|(p, _)| p.clone())
+            .collect();
+        sync.save(&settled).await?;
         // The staged copies of decided pages are no longer needed.
         for url in &staged {
             sink.delete_aux(run, &pending_name(url)).await?;

@@ -17,10 +17,13 @@
 //! first write, so a failed operation leaves nothing in the transaction; a storage error
 //! fails the commit that follows.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use crawl_core::{Error, ErrorKind, Result};
+use crawl_core::{Error, ErrorKind, JobRecord, Result};
 use redb::{Database, Durability, WriteTransaction};
 
 use super::db_err;
@@ -30,8 +33,29 @@ const COMMIT_EVERY: u32 = 256;
 /// Longest time between two flushes to disk while operations happen.
 const FLUSH_AFTER: Duration = Duration::from_millis(250);
 
+/// Most decoded job records kept between commits.
+const JOBS_KEPT: usize = 64;
+
+/// The open transaction as operations see it: the redb transaction, plus the job records
+/// already decoded (a crawl step reads and rewrites its job's record, counters included, and
+/// decoding its JSON each time was a tenth of a re-sync's CPU). Records are written through:
+/// the table always holds them too.
+pub(super) struct Tx<'a> {
+    tx: &'a WriteTransaction,
+    /// Job id → its record as last written or read in this store.
+    pub(super) jobs: &'a RefCell<HashMap<String, JobRecord>>,
+}
+
+impl Deref for Tx<'_> {
+    type Target = WriteTransaction;
+    fn deref(&self) -> &WriteTransaction {
+        self.tx
+    }
+}
+
 struct Open {
     tx: Option<WriteTransaction>,
+    jobs: RefCell<HashMap<String, JobRecord>>,
     /// Operations in `tx`.
     ops: u32,
     last_flush: Instant,
@@ -54,6 +78,7 @@ impl Shared {
             db: Arc::downgrade(db),
             open: Mutex::new(Open {
                 tx: None,
+                jobs: RefCell::default(),
                 ops: 0,
                 last_flush: Instant::now(),
                 commits: 0,
@@ -66,7 +91,7 @@ impl Shared {
     pub(super) async fn run<T, F>(self: &Arc<Self>, durable: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
+        F: FnOnce(&Tx<'_>) -> Result<T> + Send + 'static,
     {
         if durable || self.flush_due()? {
             let me = Arc::clone(self);
@@ -88,7 +113,7 @@ impl Shared {
         Ok(self.lock()?.last_flush.elapsed() >= FLUSH_AFTER)
     }
 
-    fn run_now<T>(&self, flush: bool, f: impl FnOnce(&WriteTransaction) -> Result<T>) -> Result<T> {
+    fn run_now<T>(&self, flush: bool, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let db = self
             .db
             .upgrade()
@@ -101,14 +126,18 @@ impl Shared {
             open.tx = Some(tx);
             open.ops = 0;
         }
+        let open = &mut *open;
         let out = match &open.tx {
-            Some(tx) => f(tx),
+            Some(tx) => f(&Tx {
+                tx,
+                jobs: &open.jobs,
+            }),
             None => Err(Error::new(ErrorKind::Internal, "no open transaction")),
         };
         open.ops += 1;
         let flush = flush || open.last_flush.elapsed() >= FLUSH_AFTER;
         if flush || open.ops >= COMMIT_EVERY {
-            commit(&mut open, flush)?;
+            commit(open, flush)?;
         }
         out
     }
@@ -131,7 +160,15 @@ fn commit(open: &mut Open, durable: bool) -> Result<()> {
     }
     open.ops = 0;
     open.commits += 1;
-    tx.commit().map_err(db_err)
+    let jobs = open.jobs.get_mut();
+    if jobs.len() > JOBS_KEPT {
+        jobs.clear();
+    }
+    tx.commit().map_err(|e| {
+        // What the file holds is no longer known: decode again from it.
+        open.jobs.get_mut().clear();
+        db_err(e)
+    })
 }
 
 fn durability_err(e: impl std::fmt::Display) -> Error {
