@@ -18,8 +18,8 @@ use crawl_core::clock::ManualClock;
 use crawl_core::linked::{self, LinkedType, MAX_LINKED_BYTES};
 use crawl_core::memory::MemorySink;
 use crawl_core::{
-    CrawlRequest, Crawler, DiffDocs, DynSink, Guardrails, Ingestor, JobRecord, JobStatus, NoopIngestor,
-    Result, RunDiff, Sink, SitemapMode,
+    CrawlRequest, Crawler, DiffDocs, DynSink, Guardrails, Ingestor, JobRecord, JobStatus,
+    NoopIngestor, Result, RunDiff, Sink, SitemapMode,
 };
 
 /// Records each diff; accepts PDF and DOCX.
