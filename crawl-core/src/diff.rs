@@ -3,7 +3,7 @@
 //! A diff holds its counters and where its documents are, never the documents themselves
 //! (unless it was built from a small list, [`RunDiff::all_added`]): the upserts of a plain
 //! crawl are the job's documents, listed from the sink with
-//! [`Sink::list_page`](crate::Sink::list_page); those of a run of a source are the lines of
+//! [`Sink::list_page`]; those of a run of a source are the lines of
 //! its `{run}/changes.jsonl`. An ingestor walks them with [`RunDiff::pages`], so the memory
 //! a hand-off takes is one page of entries, whatever the size of the site, and it may walk
 //! them more than once (the webhook signs its body in a first pass and sends it in a
