@@ -330,18 +330,22 @@ export class KbCrawl extends Construct {
     // The Distributed Map reads each level's list from the bucket.
     this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects(objects)] }));
     this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [smArn] }));
-    this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [execArns] }));
+    // Its map runs' children: Standard child executions are `execution:` ARNs, Express ones
+    // (the batches) `express:` ARNs.
+    const expressArns = stack.formatArn({ service: 'states', resource: 'express', resourceName: `${smName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [execArns, expressArns] }));
     NagSuppressions.addResourceSuppressions(this.stateMachine, [{
       id: 'AwsSolutions-SF1',
       reason: 'ERROR level: the job record holds the progress; ALL would log every page\'s state transitions, a cost growing with each crawl.',
     }, {
       id: 'AwsSolutions-IAM5',
-      reason: 'Level lists under the crawl prefix; the map runs are executions of this state machine only; CloudWatch Logs delivery and X-Ray accept only "*" (AWS documents no narrower resource).',
+      reason: 'Level lists under the crawl prefix; the map runs are executions (Standard or Express) of this state machine only; CloudWatch Logs delivery and X-Ray accept only "*" (AWS documents no narrower resource).',
       appliesTo: [
         'Resource::*',
         { regex: '/^Resource::<.*\\.Arn>\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:.*\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*:\\*$/g' },
+        { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:express:.*:\\*$/g' },
       ],
     }], true);
 
@@ -402,6 +406,7 @@ export class KbCrawl extends Construct {
         { regex: '/^Resource::<.*\\.Arn>\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:.*\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*:\\*$/g' },
+        { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:express:.*:\\*$/g' },
       ],
     }], true);
 
