@@ -171,8 +171,8 @@ pub struct BatchSummary {
     pub has_links: bool,
 }
 
-/// What the scrape handler learnt about one page; stored in S3 for the plan step, and
-/// (without the links) returned to the map.
+/// What the scrape handler learnt about one page; stored in S3, in its batch's report, for
+/// the plan step (the map gets a [`BatchSummary`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PageReport {

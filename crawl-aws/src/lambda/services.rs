@@ -17,7 +17,7 @@ use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Services {
-    /// Documents and the crawl's working state (level lists, page reports).
+    /// Documents and the crawl's working state (level lists, batch reports).
     pub sink: Arc<S3Sink>,
     /// URL dedup, claims, page-done markers and the host limiter's slots.
     pub dedup: Arc<DynamoDedup>,

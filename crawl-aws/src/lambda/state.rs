@@ -24,13 +24,13 @@ pub(crate) fn batch_report_prefix(level: u32) -> String {
     format!("sfn-batch-{level}-")
 }
 
-/// Aux name of the report of the batch of pages with dedup keys `keys` at `level` (one JSON
+/// Aux name of the report of the batch of pages with URLs `urls` (in batch order) at `level` (one JSON
 /// array of [`PageReport`](super::PageReport)s, links included): the same batch always gets
 /// the same name, so a retried batch overwrites its report.
-pub(crate) fn batch_report_name<'a>(level: u32, keys: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn batch_report_name<'a>(level: u32, urls: impl IntoIterator<Item = &'a str>) -> String {
     let mut h = Sha256::new();
-    for k in keys {
-        h.update(k.as_bytes());
+    for u in urls {
+        h.update(u.as_bytes());
         h.update([0u8]);
     }
     let h = hex::encode(h.finalize());

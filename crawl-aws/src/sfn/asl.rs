@@ -46,7 +46,7 @@ pub mod states {
     pub const HAS_NEXT: &str = "HasNext";
     /// Distributed Map over the level's URL list.
     pub const SCRAPE_LEVEL: &str = "ScrapeLevel";
-    /// One page (inside the map).
+    /// One batch of pages (inside the map: the Express child's one Task).
     pub const SCRAPE_PAGE: &str = "ScrapePage";
     /// Counts the level's pages and admits the next level.
     pub const PLAN: &str = "Plan";
