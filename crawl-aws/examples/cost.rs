@@ -4,7 +4,7 @@
 //! stored in `crawl-aws/docs/calls.json`, times the list prices below, next to the feature
 //! request's estimate. Run: `cargo run -p crawl-aws --example cost`
 //! (optionally `-- CONCURRENCY RATE`: scrape workers at once on one host, and its requests
-//! per second; 2 and 2 by default).
+//! per second; by default the counted runs' map concurrency, 2, and 2 requests/s).
 //!
 //! Regenerate the counts: `KB_CRAWL_BLESS=1 cargo test -p crawl-aws --all-features --test
 //! sfn_cost -- --nocapture` (moto needed, see scripts/moto.sh).
@@ -20,11 +20,13 @@ mod price {
     pub(super) const LAMBDA_GB_S: f64 = 0.000_013_333_4;
     /// Lambda, per request.
     pub(super) const LAMBDA_REQUEST: f64 = 0.20 / 1e6;
-    /// Step Functions Standard, per state transition.
+    /// Step Functions Standard, per state transition (a Distributed Map also bills one per
+    /// child execution it starts, Express children included).
     pub(super) const SFN_TRANSITION: f64 = 0.025 / 1e3;
     /// Step Functions Express, per request (execution started).
     pub(super) const EXPRESS_REQUEST: f64 = 1.00 / 1e6;
-    /// Step Functions Express, per GB-second (first tier; billed in 64 MB, 100 ms steps).
+    /// Step Functions Express, per GB-second (first tier; billed in 64 MB, 100 ms steps; a
+    /// child with one Task and small payloads is billed at the 64 MB minimum).
     pub(super) const EXPRESS_GB_S: f64 = 0.000_016_67;
     /// S3 Standard PUT, COPY, POST, LIST requests.
     pub(super) const S3_PUT: f64 = 0.005 / 1e3;
@@ -85,15 +87,19 @@ fn f(v: &Value) -> f64 {
 
 /// Prices one counted run. A scrape is billed `max(work, concurrency / rate)` seconds per
 /// page: that many workers share one host's rate, so each waits (billed) for its slot.
+/// Each batch is one Express child whose one Task is its scrape invocation: the children
+/// last as long as their invocations, so their duration is billed on the same seconds
+/// (the counted `express_ms` are at the test's 20 requests/s, printed beside).
 fn price_run(run: &Value, concurrency: f64, rate: f64) -> Bill {
     let calls = &run["calls"];
     let ops = &calls["ops"];
     let op = |k: &str| f(&ops[k]);
+    let scrape_secs = f(&run["pages_total"]) * SCRAPE_WORK_S.max(concurrency / rate);
     let mut lambda = 0.0;
     if let Some(handlers) = calls["lambda"].as_object() {
         for (name, l) in handlers {
             let secs = if name == "scrape" {
-                f(&run["pages_total"]) * SCRAPE_WORK_S.max(concurrency / rate)
+                scrape_secs
             } else {
                 f(&l["ms"]) / 1000.0
             };
@@ -101,7 +107,11 @@ fn price_run(run: &Value, concurrency: f64, rate: f64) -> Bill {
                 + f(&l["invocations"]) * price::LAMBDA_REQUEST;
         }
     }
-    let express_gb_s = f(&run["express_ms"]) / 1000.0 * (64.0 / 1024.0);
+    let express_secs = match f(&run["express_requests"]) {
+        0.0 => 0.0,
+        _ => scrape_secs,
+    };
+    let express_gb_s = express_secs * (64.0 / 1024.0);
     let sfn = f(&run["sfn_transitions"]) * price::SFN_TRANSITION
         + f(&run["express_requests"]) * price::EXPRESS_REQUEST
         + express_gb_s * price::EXPRESS_GB_S;
@@ -126,8 +136,6 @@ fn main() {
         .skip(1)
         .filter_map(|a| a.parse().ok())
         .collect();
-    let concurrency = args.first().copied().unwrap_or(2.0);
-    let rate = args.get(1).copied().unwrap_or(2.0);
     let counted: Value = match serde_json::from_str(CALLS) {
         Ok(v) => v,
         Err(e) => {
@@ -135,6 +143,15 @@ fn main() {
             std::process::exit(1);
         }
     };
+    let counted_concurrency = counted["runs"][0]["max_concurrency"].as_f64();
+    let concurrency = args.first().copied().or(counted_concurrency).unwrap_or(2.0);
+    let rate = args.get(1).copied().unwrap_or(2.0);
+    if let Some(c) = counted_concurrency.filter(|c| *c != concurrency) {
+        println!(
+            "note: the calls were counted at a map concurrency of {c} (its batch size); only \
+             the scrape's billed wait follows {concurrency}."
+        );
+    }
     println!(
         "Priced from counted calls ({}), list prices us-east-1 of {}; scrape billed at least \
          {concurrency} workers / {rate} req/s per page.",
@@ -142,8 +159,18 @@ fn main() {
         price::AS_OF
     );
     println!(
-        "{:<10} {:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "site", "run", "pages", "lambda", "sfn", "s3", "dynamodb", "total", "request"
+        "{:<10} {:<7} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "site",
+        "run",
+        "pages",
+        "batches",
+        "counted s",
+        "lambda",
+        "sfn",
+        "s3",
+        "dynamodb",
+        "total",
+        "request"
     );
     for run in counted["runs"].as_array().into_iter().flatten() {
         let b = price_run(run, concurrency, rate);
@@ -153,10 +180,12 @@ fn main() {
             _ => "-".into(),
         };
         println!(
-            "{:<10} {:<7} {:>6} {:>9.5} {:>9.5} {:>9.5} {:>9.5} {:>9.4} {:>9}",
+            "{:<10} {:<7} {:>6} {:>8} {:>9.1} {:>9.5} {:>9.5} {:>9.5} {:>9.5} {:>9.4} {:>9}",
             run["site"].as_str().unwrap_or("?"),
             run["kind"].as_str().unwrap_or("?"),
             pages,
+            run["express_requests"].as_u64().unwrap_or(0),
+            f(&run["express_ms"]) / 1000.0,
             b.lambda,
             b.sfn,
             b.s3,

@@ -155,9 +155,15 @@ fn shape_distributed_map_from_s3_choice_without_wildcards_and_catches() {
     );
     assert_eq!(
         map["ItemProcessor"]["ProcessorConfig"]["ExecutionType"],
-        "STANDARD"
+        "EXPRESS"
     );
     assert_eq!(map["MaxConcurrency"], MAX_CONCURRENCY);
+    // Batches sized for the concurrency: 50 workers on one host at 2 requests/s wait 25 s
+    // a page, plus 5 s of work, so 4 pages fit the planned 120 s.
+    assert_eq!(map["ItemBatcher"]["MaxItemsPerBatch"], 4);
+    assert_eq!(crawl_aws::sfn::batch_size_for(2), 20);
+    assert_eq!(crawl_aws::sfn::batch_size_for(20), 8);
+    assert_eq!(crawl_aws::sfn::batch_size_for(1), 21);
     assert!(map["ToleratedFailureCount"].as_u64().unwrap() > 0);
     assert_eq!(
         map["ResultPath"],

@@ -15,7 +15,9 @@ use async_trait::async_trait;
 use axum::response::Html;
 use axum::routing::get;
 use axum::Router;
-use crawl_aws::lambda::{finalise, init, scrape, InitEvent, LevelState, PageItem, Services};
+use crawl_aws::lambda::{
+    finalise, init, plan, scrape, InitEvent, LevelState, PageBatch, PageItem, ScrapeEvent, Services,
+};
 use crawl_aws::sfn::{ERR_INGEST_BUSY, INGEST_LEASE_SECS};
 use crawl_aws::DynamoJobStore;
 use crawl_core::clock::{DynClock, ManualClock};
@@ -121,7 +123,10 @@ async fn one_page_job(endpoint: &str, clock: Arc<ManualClock>) -> (Services, Lev
         .unwrap();
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
-    assert_eq!(scrape(&base, item).await.unwrap().outcome, "stored");
+    assert_eq!(
+        scrape(&base, ScrapeEvent::Page(item)).await.unwrap().stored,
+        1
+    );
     (base, level, job)
 }
 
@@ -228,7 +233,10 @@ async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() 
         .unwrap();
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
-    assert_eq!(scrape(&base, item).await.unwrap().outcome, "stored");
+    assert_eq!(
+        scrape(&base, ScrapeEvent::Page(item)).await.unwrap().stored,
+        1
+    );
 
     // The first finalise takes the hand-off and dies in the middle of it.
     let dying = Arc::new(Counting {
@@ -258,4 +266,37 @@ async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() 
     assert_eq!(retry.calls.load(Ordering::SeqCst), 1);
     finalise(&with(&retry), level).await.unwrap();
     assert_eq!(retry.calls.load(Ordering::SeqCst), 1);
+}
+
+/// A batch that has run past its time budget starts no more pages: each is skipped as
+/// `time_budget` in the batch's report (so the report is written inside Express's
+/// 5 minutes), and the plan step counts it from that report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_past_its_time_budget_skips_the_pages_it_did_not_start() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+    let (base, level, job) = one_page_job(&endpoint, clock).await;
+    let url = crawl_core::Sink::list(&*base.sink, &job).await.unwrap()[0]
+        .url
+        .clone();
+    // A re-delivery of the same batch with no time left: the page is not started, and
+    // the batch's report (same batch, same report) now says so.
+    let late = base.clone().with_batch_time_budget(Duration::ZERO);
+    let item: PageItem =
+        serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
+    let summary = scrape(&late, ScrapeEvent::Batch(PageBatch::new(vec![item])))
+        .await
+        .unwrap();
+    assert_eq!(summary.pages, 1);
+    assert_eq!(summary.stored, 0);
+    assert_eq!(summary.skipped.get("time_budget"), Some(&1), "{summary:?}");
+    plan(&late, level).await.unwrap();
+    let rec = crawl_core::JobStore::get(&*late.jobs, &job)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.progress.pages_processed, 1);
+    assert_eq!(rec.progress.skipped.get("time_budget"), Some(&1), "{rec:?}");
 }

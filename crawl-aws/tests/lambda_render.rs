@@ -11,7 +11,9 @@ use std::sync::Arc;
 use axum::response::Html;
 use axum::routing::get;
 use axum::Router;
-use crawl_aws::lambda::{init, lambda_renderer, scrape, InitEvent, PageItem, Services};
+use crawl_aws::lambda::{
+    init, lambda_renderer, scrape, InitEvent, PageItem, ScrapeEvent, Services,
+};
 use crawl_core::{CrawlRequest, Guardrails, JobId, RenderMode, Sink};
 use serde_json::json;
 
@@ -83,13 +85,18 @@ async fn crawl_root(svc: &Services, url: &str) -> (String, Option<String>) {
     assert!(level.has_next);
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
-    let report = scrape(svc, item).await.unwrap();
+    let summary = scrape(svc, ScrapeEvent::Page(item)).await.unwrap();
     let docs = svc.sink.list(&job).await.unwrap();
     let body = match docs.first() {
         Some(d) => Some(String::from_utf8(svc.sink.get(&d.key).await.unwrap().unwrap()).unwrap()),
         None => None,
     };
-    (report.outcome, body)
+    let outcome = match summary.skipped.keys().next() {
+        Some(reason) => reason.clone(),
+        None if summary.stored == 1 => "stored".to_owned(),
+        None => "none".to_owned(),
+    };
+    (outcome, body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,16 +36,22 @@ fn request(fx: &Fixture, depth: u32, pages: u32) -> CrawlRequest {
         .unwrap()
 }
 
+/// The map concurrency of the counted runs: the priced deployment's (`cargo run --example
+/// cost` bills each page's wait for the host at this many workers per host); it also sets
+/// the batch size (`batch_size_for`: 20 pages).
+const COUNTED_CONCURRENCY: u32 = 2;
+
 /// Creates the generated state machine; returns its ARN.
 async fn create_state_machine(h: &Harness) -> String {
     let opts = SfnOptions::default()
+        .with_max_concurrency(COUNTED_CONCURRENCY)
         .with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-");
     let sm = h
         .sfn(
             "CreateStateMachine",
             json!({
                 "name": format!("kb-crawl-{}", &JobId::new().as_str()[4..]),
-                "definition": state_machine(&opts).to_string(),
+                "definition": h.definition_for_moto(state_machine(&opts)),
                 "roleArn": "arn:aws:iam::123456789012:role/kb-crawl-sfn",
                 "type": "STANDARD"
             }),
@@ -187,10 +193,15 @@ fn entry(site: &str, kind: &str, rec: &JobRecord, transitions: u64, calls: &Call
         "pages_total": rec.progress.pages_total,
         "stored": rec.progress.stored,
         "unchanged": rec.progress.changes.unchanged,
-        // Parent states entered (history) + the Standard child executions' one state each.
+        // Parent states entered (history) + one per child execution the Distributed Map
+        // starts (AWS bills that transition whatever the child's type).
         "sfn_transitions": transitions + scrapes,
-        "express_requests": 0,
-        "express_ms": 0,
+        // Each batch is one Express child execution whose one Task is one scrape
+        // invocation: its requests are the scrape invocations, its duration theirs.
+        "express_requests": scrapes,
+        "express_ms": calls.lambda.get("scrape").map(|l| l.1.as_millis() as u64).unwrap_or_default(),
+        "max_concurrency": COUNTED_CONCURRENCY,
+        "max_items_per_batch": crawl_aws::sfn::batch_size_for(COUNTED_CONCURRENCY),
         "calls": calls.to_json(),
     })
 }
@@ -308,6 +319,22 @@ async fn counted_calls_of_the_fixture_site_and_generated_sites() {
                 assert!(
                     per_page <= 10.0,
                     "{per_page:.2} write units per stored page besides the host slot"
+                );
+                // Issue 15 item 3: S3 PUTs per stored page. Before batches: 3.03 (the
+                // document, its entry, a report per page); now the document, its entry, and
+                // per batch of pages one report (plus a dozen objects per job: level and
+                // seen lists, robots, sitemaps, manifest).
+                let puts = calls.ops.get("s3 PutObject").copied().unwrap_or_default() as f64;
+                let batches = calls.lambda.get("scrape").map(|l| l.0).unwrap_or_default();
+                println!(
+                    "COUNTED: generated {pages} first: {:.3} S3 PUTs per stored page \
+                     ({batches} batches)",
+                    puts / stored
+                );
+                assert!(
+                    puts <= 2.0 * stored + batches as f64 + 16.0,
+                    "{:.3} S3 PUTs per stored page",
+                    puts / stored
                 );
             }
         }

@@ -93,7 +93,7 @@ async fn create_state_machine(h: &Harness) -> String {
 async fn create_state_machine_with(h: &Harness, opts: SfnOptions) -> String {
     let opts =
         opts.with_function_prefix("arn:aws:lambda:us-east-1:123456789012:function:kb-crawl-");
-    let def = state_machine(&opts).to_string();
+    let def = h.definition_for_moto(state_machine(&opts));
     let sm = h
         .sfn(
             "CreateStateMachine",
@@ -262,10 +262,13 @@ async fn page_cap_and_depth_are_exact_and_a_failing_page_is_tolerated() {
     assert_eq!(rec.progress.pages_processed, 4);
     assert!(rec.progress.excluded.get("max_pages").copied().unwrap_or(0) > 0);
 
-    // One page's worker fails for good: the map tolerates it, the plan counts it skipped.
+    // One worker crashes for good: the map tolerates it, the plan counts its pages
+    // skipped. A crashed invocation loses its whole batch (here batches of one page; a
+    // page failing inside a batch is the next test's).
     h.faults.lock().unwrap().failing_paths = vec!["/a/".into()];
     let req = request(&fx, 3, 100);
-    let (status, rec) = run(&h, &req).await;
+    let sm = create_state_machine_with(&h, SfnOptions::default().with_max_items_per_batch(1)).await;
+    let (status, rec) = execute_on(&h, &sm, &req, JobId::new()).await;
     assert_eq!(status, "SUCCEEDED", "{rec:?}");
     assert_eq!(rec.status, JobStatus::Completed);
     assert_eq!(rec.progress.pages_processed, rec.progress.pages_total);
@@ -274,6 +277,62 @@ async fn page_cap_and_depth_are_exact_and_a_failing_page_is_tolerated() {
         Some(&1),
         "{rec:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_failing_page_of_a_batch_is_skipped_and_the_rest_of_the_batch_is_stored() {
+    if !services_available() {
+        return;
+    }
+    let fx = site().await;
+    let h = Harness::start_with_sink_through_proxy().await;
+    // Batches of 50: each level of the fixture site is one batch, one scrape invocation.
+    let opts = SfnOptions::default().with_max_items_per_batch(50);
+    let sm = create_state_machine_with(&h, opts).await;
+    let req = request(&fx, 3, 100);
+    let (status, clean) = execute_on(&h, &sm, &req, JobId::new()).await;
+    assert_eq!(status, "SUCCEEDED", "{clean:?}");
+    let clean_docs = documents(&*h.svc.sink, &clean.id).await;
+    let levels = h
+        .faults
+        .lock()
+        .unwrap()
+        .invoked
+        .iter()
+        .filter(|n| *n == "scrape")
+        .count();
+    assert_eq!(levels, 4, "one batch per level (depths 0 to 3)");
+
+    // The store of /a/3.html (a depth-2 page whose links are all known) is refused for
+    // good inside the batch's one invocation: that page is skipped with its reason, the
+    // batch's other pages are stored, and the batch is not retried.
+    let target = fx.url("/a/3.html").to_string();
+    {
+        let mut f = h.faults.lock().unwrap();
+        f.deny_document_put_containing = Some("This is the fixture page called A Three.".into());
+        f.invoked.clear();
+    }
+    let (status, rec) = execute_on(&h, &sm, &req, JobId::new()).await;
+    assert_eq!(status, "SUCCEEDED", "{rec:?}");
+    let (denied, scrapes) = {
+        let f = h.faults.lock().unwrap();
+        let scrapes = f.invoked.iter().filter(|n| *n == "scrape").count();
+        (f.denied_puts, scrapes)
+    };
+    assert_eq!(denied, 1, "one refused PUT, no retry of the batch");
+    assert_eq!(scrapes, 4, "one invocation per level's batch");
+    assert_eq!(rec.progress.pages_total, clean.progress.pages_total);
+    assert_eq!(rec.progress.pages_processed, rec.progress.pages_total);
+    assert_eq!(rec.progress.stored + 1, clean.progress.stored, "{rec:?}");
+    assert_eq!(
+        rec.progress.skipped.get("worker_failed"),
+        Some(&1),
+        "{rec:?}"
+    );
+    let docs = documents(&*h.svc.sink, &rec.id).await;
+    let mut expected = clean_docs.clone();
+    assert!(expected.remove(&target).is_some(), "{clean_docs:?}");
+    assert_eq!(docs, expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

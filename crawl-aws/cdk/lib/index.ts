@@ -79,7 +79,13 @@ export interface KbCrawlProps {
   readonly assistantsOwnerAttribute?: string;
   /** Editors attribute of the assistants table. @default 'editorIds' */
   readonly assistantsEditorsAttribute?: string;
-  /** Pages scraped at once: the Distributed Map's MaxConcurrency and the scrape function's reserved concurrency. @default 50 */
+  /**
+   * Batches scraped at once: the Distributed Map's MaxConcurrency and the scrape function's
+   * reserved concurrency. It also sizes the batches (the map's ItemBatcher MaxItemsPerBatch,
+   * one Express child execution each): floor(120 / (maxConcurrency / 2 + 5)) pages, 1 to 50,
+   * so that a batch at 2 requests/s per host finishes well inside Express's 5 minutes
+   * (crawl_aws::sfn::batch_size_for). @default 50
+   */
   readonly maxConcurrency?: number;
   /** Largest maxPages a request may ask for. @default 500 (the feature request's cap) */
   readonly maxPages?: number;
@@ -103,6 +109,12 @@ export interface KbCrawlProps {
   readonly allowedOrigins?: string[];
   /** Name of the state machine. @default a name unique to this construct */
   readonly stateMachineName?: string;
+}
+
+/** Pages per batch for `concurrency` workers on one host at 2 requests/s: crawl_aws::sfn::batch_size_for. */
+export function batchSizeFor(concurrency: number): number {
+  const perPage = Math.max(1, concurrency) / 2 + 5;
+  return Math.min(50, Math.max(1, Math.floor(120 / perPage)));
 }
 
 interface Worker {
@@ -232,7 +244,9 @@ export class KbCrawl extends Construct {
     const scrape = make('ScrapeFunction', {
       handler: 'scrape',
       memory: props.scrapeMemorySize ?? (props.scrapeImage ? 2048 : 256),
-      timeout: Duration.seconds(120),
+      // A batch stops starting pages at 150 s (BATCH_TIME_BUDGET); its last page may take
+      // its fetch timeout times its attempts: inside Express's 300 s.
+      timeout: Duration.seconds(280),
     }, {}, props.scrapeImage);
     const plan = make('PlanFunction', { handler: 'plan', memory: 512, timeout: Duration.seconds(900) }, {});
     const finalise = make('FinaliseFunction', { handler: 'finalise', memory: 512, timeout: Duration.seconds(900) }, webhookEnv);
@@ -291,6 +305,7 @@ export class KbCrawl extends Construct {
     const execArns = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${smName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     const asl = JSON.parse(fs.readFileSync(ASL_PATH, 'utf8'));
     asl.States.ScrapeLevel.MaxConcurrency = concurrency;
+    asl.States.ScrapeLevel.ItemBatcher.MaxItemsPerBatch = batchSizeFor(concurrency);
     const smLogs = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: smName,
@@ -315,18 +330,22 @@ export class KbCrawl extends Construct {
     // The Distributed Map reads each level's list from the bucket.
     this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects(objects)] }));
     this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [smArn] }));
-    this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [execArns] }));
+    // Its map runs' children: Standard child executions are `execution:` ARNs, Express ones
+    // (the batches) `express:` ARNs.
+    const expressArns = stack.formatArn({ service: 'states', resource: 'express', resourceName: `${smName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.stateMachine.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [execArns, expressArns] }));
     NagSuppressions.addResourceSuppressions(this.stateMachine, [{
       id: 'AwsSolutions-SF1',
       reason: 'ERROR level: the job record holds the progress; ALL would log every page\'s state transitions, a cost growing with each crawl.',
     }, {
       id: 'AwsSolutions-IAM5',
-      reason: 'Level lists under the crawl prefix; the map runs are executions of this state machine only; CloudWatch Logs delivery and X-Ray accept only "*" (AWS documents no narrower resource).',
+      reason: 'Level lists under the crawl prefix; the map runs are executions (Standard or Express) of this state machine only; CloudWatch Logs delivery and X-Ray accept only "*" (AWS documents no narrower resource).',
       appliesTo: [
         'Resource::*',
         { regex: '/^Resource::<.*\\.Arn>\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:.*\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*:\\*$/g' },
+        { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:express:.*:\\*$/g' },
       ],
     }], true);
 
@@ -387,6 +406,7 @@ export class KbCrawl extends Construct {
         { regex: '/^Resource::<.*\\.Arn>\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:.*\\/' + this.prefix + '\\/\\*$/g' },
         { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*:\\*$/g' },
+        { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:express:.*:\\*$/g' },
       ],
     }], true);
 

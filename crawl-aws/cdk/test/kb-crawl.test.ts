@@ -149,6 +149,9 @@ describe('KbCrawl', () => {
     const def = JSON.parse(sm.Properties.DefinitionString);
     expect(def.States.ScrapeLevel.ItemProcessor.ProcessorConfig.Mode).toBe('DISTRIBUTED');
     expect(def.States.ScrapeLevel.MaxConcurrency).toBe(20);
+    // Batches of pages, each one Express child: 120 s / (20 / 2 + 5) s a page.
+    expect(def.States.ScrapeLevel.ItemProcessor.ProcessorConfig.ExecutionType).toBe('EXPRESS');
+    expect(def.States.ScrapeLevel.ItemBatcher.MaxItemsPerBatch).toBe(8);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { KB_CRAWL_HANDLER: 'scrape' } },
       ReservedConcurrentExecutions: 20,

@@ -106,8 +106,73 @@ pub struct PageItem {
     pub lastmod: Option<time::OffsetDateTime>,
 }
 
-/// What the scrape handler learnt about one page; stored in S3 for the plan step, and
-/// (without the links) returned to the map.
+/// A batch of one level's pages: one item of the Distributed Map as its `ItemBatcher`
+/// delivers it (`{"Items": [...], "BatchInput": {...}}`), the scrape handler's event. One
+/// Lambda invocation (in one Express child execution) scrapes them one after another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PageBatch {
+    /// The pages, all of the same job and level.
+    #[serde(rename = "Items")]
+    pub items: Vec<PageItem>,
+    /// The `ItemBatcher`'s `BatchInput` (unused; accepted so a deployment may add one).
+    #[serde(
+        rename = "BatchInput",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub batch_input: Option<serde_json::Value>,
+}
+
+impl PageBatch {
+    /// A batch of `items`.
+    pub fn new(items: Vec<PageItem>) -> Self {
+        PageBatch {
+            items,
+            batch_input: None,
+        }
+    }
+}
+
+/// The scrape handler's event: a batch (what the deployed state machine sends), or one
+/// page (an execution started by an earlier version of the state machine).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum ScrapeEvent {
+    /// A batch from the map's `ItemBatcher`.
+    Batch(PageBatch),
+    /// A single page.
+    Page(PageItem),
+}
+
+impl ScrapeEvent {
+    /// The pages of the event.
+    pub fn into_items(self) -> Vec<PageItem> {
+        match self {
+            ScrapeEvent::Batch(b) => b.items,
+            ScrapeEvent::Page(p) => vec![p],
+        }
+    }
+}
+
+/// What the scrape handler returns to the map for a batch (the pages' reports, links
+/// included, are in the batch's report object in S3 for the plan step).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BatchSummary {
+    /// Pages in the batch.
+    pub pages: u32,
+    /// Of them stored.
+    pub stored: u32,
+    /// Of them skipped, by reason.
+    pub skipped: std::collections::BTreeMap<String, u32>,
+    /// Whether any page had links.
+    pub has_links: bool,
+}
+
+/// What the scrape handler learnt about one page; stored in S3, in its batch's report, for
+/// the plan step (the map gets a [`BatchSummary`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PageReport {

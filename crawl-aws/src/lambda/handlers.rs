@@ -19,16 +19,19 @@ use crawl_core::{
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
-use super::events::{InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
+use super::events::{BatchSummary, InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
 use super::robots::{RecordingFetcher, RobotsSnapshot};
 use super::services::Services;
 use super::sitemap::{SitemapSeed, SITEMAP_NAME};
-use super::state::{get_json, level_name, put_json, report_name, s3_key, seen_name, ROBOTS_NAME};
+use super::state::{
+    batch_report_name, batch_report_prefix, get_json, level_name, put_json, s3_key, seen_name,
+    ROBOTS_NAME,
+};
 use crate::sfn::{HandlerError, ERR_INGEST_BUSY, ERR_INVALID, ERR_JOB_FAILED, INGEST_LEASE_SECS};
 
 type HResult<T> = std::result::Result<T, HandlerError>;
 
-/// Reports read at once by the plan step.
+/// Batch reports read at once by the plan step.
 const READ_CONCURRENCY: usize = 16;
 
 fn context(svc: &Services, job: &JobId, record: &JobRecord, fetcher: DynFetcher) -> PageContext {
@@ -281,51 +284,113 @@ async fn init_job(svc: &Services, record: JobRecord) -> HResult<LevelState> {
     level_state(svc, &job, 0, items.len())
 }
 
-/// Scrape one page: [`process_page`] with the job's request (and [`Services::renderer`]
-/// when its render mode is `always` or `auto`), then the page's report
-/// (outcome and links) written to S3 for the plan step. Returns the report without its
-/// links (the map's results stay small). Idempotent: a second delivery stores the same
-/// document at the same key and overwrites the same report; nothing is counted here.
-pub async fn scrape(svc: &Services, item: PageItem) -> HResult<PageReport> {
-    let job = item.job_id.clone();
+/// How long a batch may go on starting pages by default
+/// ([`Services::with_batch_time_budget`]): a page is not started once the invocation
+/// has run this long, and is skipped as `time_budget` instead, so that the batch's report
+/// is written inside Express's 5-minute limit (and the Lambda's 280-second timeout) even
+/// when pages are slow: a page started just before takes at most its fetch timeout (30 s)
+/// times its 3 attempts, plus the host slot's wait.
+pub const BATCH_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(150);
+
+/// Scrape a batch of one level's pages (the map's `ItemBatcher` item; one page is a batch
+/// of one): one after another, each through [`process_page`] with the job's request (and
+/// [`Services::renderer`] when its render mode is `always` or `auto`), paced by the host
+/// limiter as before; then one report of the batch (each page's outcome and links)
+/// written to S3 for the plan step. Returns a summary (the map's results stay small).
+///
+/// Failure stays per page: a page whose processing fails for good (a non-temporary error)
+/// is skipped as `worker_failed` and the others are stored. A temporary error (throttling,
+/// a storage 5xx) fails the invocation, and the state machine's Retry runs the batch again.
+/// Idempotent: a second delivery stores the same documents at the same keys and
+/// overwrites the same report; nothing is counted here.
+pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<BatchSummary> {
+    let started = std::time::Instant::now();
+    let items = ev.into_items();
+    let Some(first) = items.first() else {
+        return Ok(BatchSummary::default());
+    };
+    let job = first.job_id.clone();
+    let level = first.depth;
+    if let Some(other) = items.iter().find(|i| i.job_id != job || i.depth != level) {
+        return Err(HandlerError::new(
+            ERR_INVALID,
+            format!(
+                "Items: {} (job {}, depth {}) is not of the batch's job {job} and depth {level}",
+                other.url, other.job_id, other.depth
+            ),
+        ));
+    }
     let record = record_of(svc, &job).await?;
-    if record.status.is_final() {
-        return Ok(PageReport {
-            url: item.url,
-            outcome: "cancelled".into(),
+    let mut reports = Vec::with_capacity(items.len());
+    let ctx = if record.status.is_final() {
+        None
+    } else {
+        let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
+            .await?
+            .unwrap_or_default();
+        let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
+        let renderer = match record.request.render {
+            RenderMode::Never => None,
+            RenderMode::Always | RenderMode::Auto => svc.renderer.clone(),
+        };
+        Some(
+            context(svc, &job, &record, fetcher)
+                .with_renderer(renderer)
+                .with_sync(sync_of(svc, &record).await?),
+        )
+    };
+    let urls: Vec<String> = items.iter().map(|i| i.url.to_string()).collect();
+    for item in items {
+        let skipped = |reason: &str| PageReport {
+            url: item.url.clone(),
+            outcome: reason.into(),
             links: Vec::new(),
             has_links: false,
             links_over_cap: 0,
-        });
+        };
+        let Some(ctx) = &ctx else {
+            reports.push(skipped("cancelled"));
+            continue;
+        };
+        if started.elapsed() >= svc.batch_time_budget {
+            reports.push(skipped("time_budget"));
+            continue;
+        }
+        let mut entry = FrontierEntry::new(item.url.clone(), item.depth);
+        entry.lastmod = item.lastmod;
+        match process_page(ctx, &entry).await {
+            Ok(r) => reports.push(PageReport {
+                url: item.url,
+                outcome: match r.outcome {
+                    PageOutcome::Stored => "stored".into(),
+                    PageOutcome::Skipped(reason) => reason,
+                },
+                has_links: !r.links.is_empty(),
+                links: r.links,
+                links_over_cap: r.links_over_cap,
+            }),
+            Err(e) if e.is_temporary() => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(job = %job, url = %item.url, error = %e, "page failed; skipped");
+                reports.push(skipped("worker_failed"));
+            }
+        }
     }
-    let robots: RobotsSnapshot = get_json(&svc.sink, &job, ROBOTS_NAME)
-        .await?
-        .unwrap_or_default();
-    let fetcher = svc.fetcher(&record.request, Some(robots), |f| f)?;
-    let renderer = match record.request.render {
-        RenderMode::Never => None,
-        RenderMode::Always | RenderMode::Auto => svc.renderer.clone(),
+    let name = batch_report_name(level, urls.iter().map(String::as_str));
+    put_json(&svc.sink, &job, &name, &reports).await?;
+    let mut summary = BatchSummary {
+        pages: u32::try_from(reports.len()).unwrap_or(u32::MAX),
+        ..BatchSummary::default()
     };
-    let ctx = context(svc, &job, &record, fetcher)
-        .with_renderer(renderer)
-        .with_sync(sync_of(svc, &record).await?);
-    let mut entry = FrontierEntry::new(item.url.clone(), item.depth);
-    entry.lastmod = item.lastmod;
-    let r = process_page(&ctx, &entry).await?;
-    let mut report = PageReport {
-        url: item.url,
-        outcome: match r.outcome {
-            PageOutcome::Stored => "stored".into(),
-            PageOutcome::Skipped(reason) => reason,
-        },
-        has_links: !r.links.is_empty(),
-        links: r.links,
-        links_over_cap: r.links_over_cap,
-    };
-    let name = report_name(item.depth, &ctx.key(&entry.url));
-    put_json(&svc.sink, &job, &name, &report).await?;
-    report.links = Vec::new();
-    Ok(report)
+    for r in &reports {
+        summary.has_links |= r.has_links;
+        if r.outcome == "stored" {
+            summary.stored += 1;
+        } else {
+            *summary.skipped.entry(r.outcome.clone()).or_default() += 1;
+        }
+    }
+    Ok(summary)
 }
 
 /// Plan: counts the level's pages once (one transaction per level with a counted-once
@@ -344,25 +409,40 @@ pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {
     let items: Vec<PageItem> = get_json(&svc.sink, &job, &level_name(st.level))
         .await?
         .unwrap_or_default();
-    let keys: Vec<String> = items.iter().map(|i| ctx.key(&i.url)).collect();
-    let (sink, level, owner) = (Arc::clone(&svc.sink), st.level, job.clone());
-    let reports: Vec<(String, Option<PageReport>)> = futures::stream::iter(keys)
-        .map(move |key| {
+    // The level's batch reports, found by listing (the map's ItemBatcher chose the
+    // batches); a page in no report (its batch failed after retries) counts as skipped
+    // `worker_failed`.
+    let names = svc
+        .sink
+        .list_aux(&job, &batch_report_prefix(st.level))
+        .await?;
+    let (sink, owner) = (Arc::clone(&svc.sink), job.clone());
+    let batches: Vec<Option<Vec<PageReport>>> = futures::stream::iter(names)
+        .map(move |name| {
             let sink = Arc::clone(&sink);
             let job = owner.clone();
-            let name = report_name(level, &key);
-            async move {
-                let r = get_json::<PageReport>(&sink, &job, &name).await?;
-                Ok::<_, crawl_core::Error>((key, r))
-            }
+            async move { get_json::<Vec<PageReport>>(&sink, &job, &name).await }
         })
         .buffered(READ_CONCURRENCY)
         .try_collect()
         .await?;
+    let mut by_key: std::collections::HashMap<String, PageReport> =
+        std::collections::HashMap::new();
+    for r in batches.into_iter().flatten().flatten() {
+        // A page in two reports (a batch re-run in other company): a stored outcome wins.
+        let key = ctx.key(&r.url);
+        match by_key.get(&key) {
+            Some(prior) if prior.outcome == "stored" => {}
+            _ => {
+                by_key.insert(key, r);
+            }
+        }
+    }
     let mut links = Vec::new();
     let mut over_cap = 0u64;
-    let mut outcomes = Vec::with_capacity(reports.len());
-    for (_, report) in reports {
+    let mut outcomes = Vec::with_capacity(items.len());
+    for item in &items {
+        let report = by_key.remove(&ctx.key(&item.url));
         outcomes.push(match &report {
             Some(r) if r.outcome == "stored" => PageOutcome::Stored,
             Some(r) => PageOutcome::Skipped(r.outcome.clone()),

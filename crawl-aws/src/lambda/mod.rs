@@ -11,8 +11,11 @@ mod services;
 mod sitemap;
 mod state;
 
-pub use events::{CaughtError, InitEvent, LevelState, MarkFailedEvent, PageItem, PageReport};
-pub use handlers::{finalise, init, mark_failed, plan, scrape};
+pub use events::{
+    BatchSummary, CaughtError, InitEvent, LevelState, MarkFailedEvent, PageBatch, PageItem,
+    PageReport, ScrapeEvent,
+};
+pub use handlers::{finalise, init, mark_failed, plan, scrape, BATCH_TIME_BUDGET};
 #[cfg(feature = "aws-lambda-chrome")]
 pub use services::lambda_renderer;
 pub use services::{read_secret, webhook_from_env, Services};

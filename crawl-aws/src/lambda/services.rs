@@ -17,7 +17,7 @@ use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Services {
-    /// Documents and the crawl's working state (level lists, page reports).
+    /// Documents and the crawl's working state (level lists, batch reports).
     pub sink: Arc<S3Sink>,
     /// URL dedup, claims, page-done markers and the host limiter's slots.
     pub dedup: Arc<DynamoDedup>,
@@ -39,6 +39,9 @@ pub struct Services {
     /// Sources and their pages' state, for runs of a source (a job whose request has a
     /// `sync` target); none by default, when such a job fails in its first page.
     pub sources: Option<crawl_core::DynSourceStore>,
+    /// How long a scrape batch may go on starting pages ([`BATCH_TIME_BUDGET`](super::BATCH_TIME_BUDGET)
+    /// by default).
+    pub batch_time_budget: std::time::Duration,
     /// Admissions and page counts over the dedup and job tables, repeatable per level.
     pub(crate) ledger: LevelLedger,
 }
@@ -57,12 +60,19 @@ impl Services {
             ingestor: None,
             renderer: None,
             sources: None,
+            batch_time_budget: super::BATCH_TIME_BUDGET,
         }
     }
 
     /// Sets the source store (runs of a source need it).
     pub fn with_sources(mut self, sources: crawl_core::DynSourceStore) -> Self {
         self.sources = Some(sources);
+        self
+    }
+
+    /// Sets how long a scrape batch may go on starting pages.
+    pub fn with_batch_time_budget(mut self, budget: std::time::Duration) -> Self {
+        self.batch_time_budget = budget;
         self
     }
 

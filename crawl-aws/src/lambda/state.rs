@@ -1,5 +1,5 @@
 //! The crawl's working state between states, kept as auxiliary objects of the job in the
-//! sink (so `Sink::delete_job` removes it): level lists, page reports, the robots snapshot.
+//! sink (so `Sink::delete_job` removes it): level lists, batch reports, the robots snapshot.
 
 use crawl_core::{JobId, Result, Sink};
 use serde::de::DeserializeOwned;
@@ -19,10 +19,22 @@ pub(crate) fn seen_name(level: u32) -> String {
     format!("sfn-seen-{level}.json")
 }
 
-/// Aux name of the report of the page with dedup key `key` at `level`.
-pub(crate) fn report_name(level: u32, key: &str) -> String {
-    let h = hex::encode(Sha256::digest(key.as_bytes()));
-    format!("sfn-report-{level}-{}.json", &h[..32])
+/// The start of the aux names of `level`'s batch reports.
+pub(crate) fn batch_report_prefix(level: u32) -> String {
+    format!("sfn-batch-{level}-")
+}
+
+/// Aux name of the report of the batch of pages with URLs `urls` (in batch order) at `level` (one JSON
+/// array of [`PageReport`](super::PageReport)s, links included): the same batch always gets
+/// the same name, so a retried batch overwrites its report.
+pub(crate) fn batch_report_name<'a>(level: u32, urls: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h = Sha256::new();
+    for u in urls {
+        h.update(u.as_bytes());
+        h.update([0u8]);
+    }
+    let h = hex::encode(h.finalize());
+    format!("{}{}.json", batch_report_prefix(level), &h[..32])
 }
 
 /// Aux name of the robots.txt snapshot.

@@ -309,6 +309,23 @@ impl S3Sink {
         Ok(())
     }
 
+    /// The names of `job`'s auxiliary objects (see [`crawl_core::keys::aux_key`]) that start
+    /// with `name_prefix`, in key order: one ListObjectsV2 request per 1,000 names.
+    pub async fn list_aux(&self, job: &JobId, name_prefix: &str) -> Result<Vec<String>> {
+        let dir = self.object_key(&format!("{job}/"));
+        let prefix = format!("{dir}{name_prefix}");
+        let mut names = Vec::new();
+        self.for_each_page(&prefix, |keys| {
+            names.extend(
+                keys.into_iter()
+                    .filter_map(|k| k.strip_prefix(&dir).map(str::to_owned)),
+            );
+            async { Ok(()) }
+        })
+        .await?;
+        Ok(names)
+    }
+
     fn check_key_len(&self, key: &str, doc: &Document) -> Result<()> {
         let full = self.object_key(key).len();
         if full > MAX_KEY_BYTES {

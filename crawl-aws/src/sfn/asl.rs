@@ -10,6 +10,34 @@ use super::errors::{
 /// second per host, more Lambdas only wait for their slot.
 pub const MAX_CONCURRENCY: u32 = 50;
 
+/// The host's rate the batch size is planned for (requests per second; the worker's
+/// default policy).
+pub const PLANNED_HOST_RATE: f64 = 2.0;
+
+/// The time a batch of pages is planned to take, in seconds: well inside Express's
+/// 5-minute limit. The scrape handler also stops starting pages after
+/// `lambda::BATCH_TIME_BUDGET` (150 s), for slow origins.
+pub const BATCH_PLANNED_SECS: f64 = 120.0;
+
+/// A page's own work in a batch, planned: fetch, extract, store take ≈ 0.2 s (measured by
+/// tests/sfn_e2e.rs), a Chromium render (render `auto` or `always`, the container-image
+/// worker) a few seconds; 5 s covers both, so rendered pages use the same batches.
+pub const PAGE_PLANNED_SECS: f64 = 5.0;
+
+/// The largest batch.
+pub const MAX_ITEMS_PER_BATCH: u32 = 50;
+
+/// Pages per batch (the `ItemBatcher`'s `MaxItemsPerBatch`) for `max_concurrency` workers
+/// sharing one host at [`PLANNED_HOST_RATE`]: each worker's next page waits
+/// `max_concurrency / rate` seconds for the host's slot, plus its own work, so
+/// `floor(BATCH_PLANNED_SECS / (max_concurrency / rate + PAGE_PLANNED_SECS))`, between 1
+/// and [`MAX_ITEMS_PER_BATCH`]: 20 pages for 2 workers, 8 for 20, 4 for 50.
+pub fn batch_size_for(max_concurrency: u32) -> u32 {
+    let per_page = f64::from(max_concurrency.max(1)) / PLANNED_HOST_RATE + PAGE_PLANNED_SECS;
+    let n = (BATCH_PLANNED_SECS / per_page).floor();
+    (n as u32).clamp(1, MAX_ITEMS_PER_BATCH)
+}
+
 /// State names (stable: execution histories and alarms refer to them).
 pub mod states {
     /// Validates the request, fetches robots.txt once, writes level 0.
@@ -18,7 +46,7 @@ pub mod states {
     pub const HAS_NEXT: &str = "HasNext";
     /// Distributed Map over the level's URL list.
     pub const SCRAPE_LEVEL: &str = "ScrapeLevel";
-    /// One page (inside the map).
+    /// One batch of pages (inside the map: the Express child's one Task).
     pub const SCRAPE_PAGE: &str = "ScrapePage";
     /// Counts the level's pages and admits the next level.
     pub const PLAN: &str = "Plan";
@@ -47,8 +75,11 @@ pub struct SfnOptions {
     pub finalise_function: String,
     /// The mark-failed handler's ARN.
     pub mark_failed_function: String,
-    /// Pages scraped at once (capped at [`MAX_CONCURRENCY`]).
+    /// Batches scraped at once (capped at [`MAX_CONCURRENCY`]).
     pub max_concurrency: u32,
+    /// Pages per batch: one Express child execution and one scrape invocation each
+    /// ([`batch_size_for`] of `max_concurrency` unless set).
+    pub max_items_per_batch: u32,
     /// Scrape items that may fail (after retries) before the map fails; a failed item is
     /// counted as a skipped page (`worker_failed`) by the plan step.
     pub tolerated_failure_count: u32,
@@ -63,6 +94,7 @@ impl Default for SfnOptions {
             finalise_function: "${FinaliseFunctionArn}".into(),
             mark_failed_function: "${MarkFailedFunctionArn}".into(),
             max_concurrency: MAX_CONCURRENCY,
+            max_items_per_batch: batch_size_for(MAX_CONCURRENCY),
             tolerated_failure_count: 100_000,
         }
     }
@@ -80,9 +112,17 @@ impl SfnOptions {
         self
     }
 
-    /// Sets the map concurrency (capped at [`MAX_CONCURRENCY`], at least 1).
+    /// Sets the map concurrency (capped at [`MAX_CONCURRENCY`], at least 1), and the batch
+    /// size to [`batch_size_for`] it.
     pub fn with_max_concurrency(mut self, n: u32) -> Self {
         self.max_concurrency = n.clamp(1, MAX_CONCURRENCY);
+        self.max_items_per_batch = batch_size_for(self.max_concurrency);
+        self
+    }
+
+    /// Sets the pages per batch (1 to [`MAX_ITEMS_PER_BATCH`]).
+    pub fn with_max_items_per_batch(mut self, n: u32) -> Self {
+        self.max_items_per_batch = n.clamp(1, MAX_ITEMS_PER_BATCH);
         self
     }
 }
@@ -144,6 +184,13 @@ fn task(resource: &str, next: &str) -> Value {
 /// The crawl's Standard workflow: `Init → HasNext? → ScrapeLevel (Distributed Map over the
 /// level's URL list in S3) → Plan → HasNext? … → Finalise`, every failure caught into
 /// `MarkFailed → Failed`. Input: `{"job_id": ..., "request": {...}}`.
+///
+/// The map's `ItemBatcher` groups the level's pages by `max_items_per_batch`; each batch is
+/// one EXPRESS child execution whose one Task is one scrape invocation
+/// (the scrape handler takes `{"Items": [...]}`). moto runs neither ItemBatcher nor
+/// Express children: the serverless e2e tests rewrite this definition for it (Standard
+/// children, and the same grouping done by their harness on the ItemReader's read), so the
+/// handler code path is the one deployed.
 pub fn state_machine(opts: &SfnOptions) -> Value {
     let scrape = json!({
         "Type": "Task",
@@ -170,8 +217,11 @@ pub fn state_machine(opts: &SfnOptions) -> Value {
                     "ReaderConfig": { "InputType": "JSON" },
                     "Parameters": { "Bucket.$": "$.bucket", "Key.$": "$.level_key" }
                 },
+                "ItemBatcher": {
+                    "MaxItemsPerBatch": opts.max_items_per_batch.clamp(1, MAX_ITEMS_PER_BATCH)
+                },
                 "ItemProcessor": {
-                    "ProcessorConfig": { "Mode": "DISTRIBUTED", "ExecutionType": "STANDARD" },
+                    "ProcessorConfig": { "Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS" },
                     "StartAt": states::SCRAPE_PAGE,
                     "States": { (states::SCRAPE_PAGE): scrape }
                 },

@@ -27,7 +27,10 @@ pub fn execution_input(
     })
 }
 
-pub use asl::{state_machine, states, SfnOptions, MAX_CONCURRENCY};
+pub use asl::{
+    batch_size_for, state_machine, states, SfnOptions, BATCH_PLANNED_SECS, MAX_CONCURRENCY,
+    MAX_ITEMS_PER_BATCH, PAGE_PLANNED_SECS, PLANNED_HOST_RATE,
+};
 pub use errors::{
     HandlerError, ALL_ERRORS, ERR_INGEST_BUSY, ERR_INTERNAL, ERR_INVALID, ERR_JOB_FAILED,
     ERR_STORAGE, ERR_THROTTLED, ERR_TRANSIENT, FINALISE_RETRY_ERRORS, INGEST_LEASE_SECS,

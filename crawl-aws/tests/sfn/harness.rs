@@ -43,6 +43,12 @@ pub struct Faults {
     pub fail_put_in_plan_runs: usize,
     /// S3 PUTs failed so far by `fail_put_of`.
     pub failed_puts: usize,
+    /// S3 PUTs of documents (not the crawl's `sfn-*` state) whose body contains this text
+    /// are refused for good (403 AccessDenied): one page's store fails in the handler.
+    /// Needs [`Harness::start_with_sink_through_proxy`].
+    pub deny_document_put_containing: Option<String>,
+    /// PUTs refused so far by `deny_document_put_containing`.
+    pub denied_puts: usize,
 }
 
 /// The loopback ingestion webhook every harness's finalise hands completed jobs to.
@@ -89,6 +95,34 @@ async fn webhook_handler(
     status
 }
 
+/// The deployed state machine rewritten for moto, which runs neither `ItemBatcher` nor
+/// EXPRESS children: the map's `ItemBatcher` is removed and its children run as STANDARD;
+/// the harness's proxy then does the batcher's grouping where moto can run it, on the
+/// ItemReader's read of the level list (see [`Harness::set_batch_size`]). Returns the
+/// definition and the batch size it had.
+pub fn for_moto(mut def: Value) -> (Value, usize) {
+    let map = &mut def["States"][crawl_aws::sfn::states::SCRAPE_LEVEL];
+    let size = map["ItemBatcher"]["MaxItemsPerBatch"]
+        .as_u64()
+        .expect("the deployed map has an ItemBatcher") as usize;
+    map.as_object_mut().unwrap().remove("ItemBatcher");
+    let cfg = &mut map["ItemProcessor"]["ProcessorConfig"];
+    assert_eq!(cfg["ExecutionType"], "EXPRESS");
+    cfg["ExecutionType"] = json!("STANDARD");
+    (def, size)
+}
+
+/// Groups a level list (a JSON array of page items) as the `ItemBatcher` does: items in
+/// order, `size` to a batch, each batch `{"Items": [...]}`.
+pub fn batches(list: &[u8], size: usize) -> Option<Vec<u8>> {
+    let items: Vec<Value> = serde_json::from_slice(list).ok()?;
+    let grouped: Vec<Value> = items
+        .chunks(size.max(1))
+        .map(|c| json!({ "Items": c }))
+        .collect();
+    serde_json::to_vec(&grouped).ok()
+}
+
 #[derive(Clone)]
 struct ProxyState {
     svc: Services,
@@ -96,6 +130,7 @@ struct ProxyState {
     http: reqwest::Client,
     faults: Arc<Mutex<Faults>>,
     calls: Arc<Mutex<Calls>>,
+    batch_size: Arc<Mutex<usize>>,
 }
 
 pub struct Harness {
@@ -105,6 +140,7 @@ pub struct Harness {
     pub webhook: Arc<Mutex<Webhook>>,
     /// Every AWS call that went through the proxy (all of them with [`Harness::start_counting`]).
     pub calls: Arc<Mutex<Calls>>,
+    batch_size: Arc<Mutex<usize>>,
     http: reqwest::Client,
     moto: Child,
 }
@@ -143,6 +179,20 @@ impl Harness {
     /// [`Harness::calls`] counts every AWS call of a crawl.
     pub async fn start_counting() -> Harness {
         Harness::start_inner(true, true).await
+    }
+
+    /// The batch size the proxy groups level lists by, for the state machine's ItemReader
+    /// (the `MaxItemsPerBatch` that [`for_moto`] removed).
+    pub fn set_batch_size(&self, size: usize) {
+        *self.batch_size.lock().unwrap() = size;
+    }
+
+    /// `def` (a generated state machine) as moto runs it: [`for_moto`], its batch size
+    /// given to the proxy. Returns the definition to create.
+    pub fn definition_for_moto(&self, def: Value) -> String {
+        let (def, size) = for_moto(def);
+        self.set_batch_size(size);
+        def.to_string()
     }
 
     /// Takes the calls counted so far (the count starts again from zero).
@@ -271,12 +321,14 @@ impl Harness {
             .with_sources(Arc::new(sources));
         let faults = Arc::new(Mutex::new(Faults::default()));
         let calls = Arc::new(Mutex::new(Calls::default()));
+        let batch_size = Arc::new(Mutex::new(1));
         let state = ProxyState {
             svc: svc.clone(),
             moto: moto_url.clone(),
             http: http.clone(),
             faults: Arc::clone(&faults),
             calls: Arc::clone(&calls),
+            batch_size: Arc::clone(&batch_size),
         };
         let app = Router::new().fallback(proxy_handler).with_state(state);
         tokio::spawn(async move {
@@ -288,6 +340,7 @@ impl Harness {
             faults,
             webhook,
             calls,
+            batch_size,
             http,
             moto,
         }
@@ -347,8 +400,15 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
         let (dup, fail) = {
             let mut f = st.faults.lock().unwrap();
             f.invoked.push(handler.clone());
-            let url = event["url"].as_str().unwrap_or_default();
-            let fail = handler == "scrape" && f.failing_paths.iter().any(|p| url.ends_with(p));
+            // A page, or a batch: the whole invocation fails (a crashed worker).
+            let urls: Vec<&str> = match event["Items"].as_array() {
+                Some(items) => items.iter().filter_map(|i| i["url"].as_str()).collect(),
+                None => event["url"].as_str().into_iter().collect(),
+            };
+            let fail = handler == "scrape"
+                && urls
+                    .iter()
+                    .any(|u| f.failing_paths.iter().any(|p| u.ends_with(p)));
             (handler == "scrape" && f.duplicate_scrapes, fail)
         };
         if fail {
@@ -381,6 +441,28 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
         }
         hit
     };
+    let denied = parts.method == "PUT" && !path.contains("/sfn-") && {
+        let mut f = st.faults.lock().unwrap();
+        let hit = f
+            .deny_document_put_containing
+            .as_deref()
+            .is_some_and(|needle| {
+                bytes
+                    .windows(needle.len().max(1))
+                    .any(|w| w == needle.as_bytes())
+            });
+        if hit {
+            f.denied_puts += 1;
+        }
+        hit
+    };
+    if denied {
+        let mut out = Response::new(Body::from(
+            "<Error><Code>AccessDenied</Code><Message>injected</Message></Error>",
+        ));
+        *out.status_mut() = StatusCode::FORBIDDEN;
+        return out;
+    }
     if put_fails {
         let mut out = Response::new(Body::from(
             "<Error><Code>SlowDown</Code><Message>injected</Message></Error>",
@@ -403,11 +485,27 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
         }
     }
     let query = parts.uri.query().unwrap_or_default().to_owned();
+    // The state machine's ItemReader (moto's interpreter, not the handlers' Rust SDK)
+    // reading a level list: grouped as the deployed map's ItemBatcher would.
+    let item_reader = parts.method == "GET"
+        && !parts
+            .headers
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .contains("aws-sdk-rust")
+        && path_is_level_list(parts.uri.path());
     match fwd.send().await {
         Ok(r) => {
             let status = r.status();
             let headers = r.headers().clone();
-            let body = r.bytes().await.unwrap_or_default();
+            let mut body = r.bytes().await.unwrap_or_default();
+            if item_reader && status.is_success() {
+                let size = *st.batch_size.lock().unwrap();
+                if let Some(grouped) = batches(&body, size) {
+                    body = Bytes::from(grouped);
+                }
+            }
             st.calls.lock().unwrap().request(
                 &signing_service(&parts.headers),
                 parts.method.as_str(),
@@ -420,7 +518,9 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
             let mut out = Response::new(Body::from(body));
             *out.status_mut() = status;
             for (k, v) in &headers {
-                if k != "content-length" && k != "transfer-encoding" {
+                let regrouped =
+                    item_reader && (k == "etag" || k.as_str().starts_with("x-amz-checksum"));
+                if k != "content-length" && k != "transfer-encoding" && !regrouped {
                     out.headers_mut().append(k, v.clone());
                 }
             }
@@ -432,6 +532,15 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
             out
         }
     }
+}
+
+/// Whether an S3 path is a job's level list (`.../sfn-level-N.json`).
+fn path_is_level_list(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .and_then(|n| n.strip_prefix("sfn-level-"))
+        .and_then(|n| n.strip_suffix(".json"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The service a request is signed for (`s3`, `dynamodb`, `states`...), from the
