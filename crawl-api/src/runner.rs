@@ -188,7 +188,6 @@ impl InProcessRunner {
                     &**crawler.sink(),
                     &**crawler.ingestor(),
                     &id,
-                    None,
                     INGEST_LEASE,
                 )
                 .await

@@ -521,7 +521,7 @@ pub async fn finalise(svc: &Services, st: LevelState) -> HResult<JobRecord> {
     crawl_core::JobStore::finish(&*svc.jobs, &job, JobStatus::Completed, None).await?;
     if let Some(ingestor) = &svc.ingestor {
         let sink: &dyn crawl_core::Sink = &*svc.sink;
-        match hand_off(&*svc.jobs, sink, &**ingestor, &job, None, INGEST_LEASE).await? {
+        match hand_off(&*svc.jobs, sink, &**ingestor, &job, INGEST_LEASE).await? {
             HandOff::Delivered | HandOff::AlreadyDelivered | HandOff::NotCompleted => {}
             // Recorded on the job (`ingestion` failed, with the reason); a temporary
             // refusal is also the handler's error, for the state machine's retry. A

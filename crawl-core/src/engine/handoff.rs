@@ -34,15 +34,14 @@ pub enum HandOff {
 }
 
 /// Hands `job`'s diff to `ingestor` once: takes the job's hand-off
-/// ([`JobStore::begin_ingestion`]), hands over `diff` (or, when `None`, the diff read back
-/// from `sink`: see [`stored_diff`]) and records the outcome. A job already delivered or
+/// ([`JobStore::begin_ingestion`]), hands over the diff read back from `sink` (see
+/// [`stored_diff`]) and records the outcome. A job already delivered or
 /// held by another call is left alone.
 pub async fn hand_off(
     jobs: &dyn JobStore,
     sink: &dyn Sink,
     ingestor: &dyn Ingestor,
     job: &JobId,
-    diff: Option<RunDiff<'_>>,
     lease: Duration,
 ) -> Result<HandOff> {
     match jobs.begin_ingestion(job, lease).await? {
@@ -56,10 +55,7 @@ pub async fn hand_off(
             .get(job)
             .await?
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no job {job}")))?;
-        let diff = match diff {
-            Some(d) => d,
-            None => stored_diff(sink, &record).await?,
-        };
+        let diff = stored_diff(sink, &record).await?;
         ingestor.on_completed(&record, &diff).await
     }
     .await;
@@ -85,7 +81,7 @@ pub async fn retry_ingestion(
     job: &JobId,
 ) -> Result<JobRecord> {
     let conflict = |why: &str| Error::new(ErrorKind::Conflict, format!("job {job}: {why}"));
-    match hand_off(jobs, sink, ingestor, job, None, INGEST_LEASE).await? {
+    match hand_off(jobs, sink, ingestor, job, INGEST_LEASE).await? {
         HandOff::Delivered | HandOff::Failed(_) => {}
         HandOff::AlreadyDelivered => {
             return Err(conflict("already delivered to the knowledge base"))

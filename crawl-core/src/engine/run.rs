@@ -85,7 +85,6 @@ impl JobRun {
                         &*self.inner.sink,
                         &*self.inner.ingestor,
                         &id,
-                        None,
                         super::handoff::INGEST_LEASE,
                     )
                     .await?;
