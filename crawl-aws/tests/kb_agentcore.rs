@@ -7,18 +7,16 @@
 //! and sets the row `complete`.
 
 mod common;
+mod kb_host;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType,
-};
-use aws_sdk_s3vectors::types::{DataType, DistanceMetric, PutInputVector, VectorData};
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_s3vectors::types::{PutInputVector, VectorData};
 use aws_smithy_types::Document;
 use crawl_aws::kb::{document_id, AgentCoreIngestor, MAX_DOCUMENT_BYTES};
 use crawl_core::memory::MemorySink;
@@ -26,124 +24,7 @@ use crawl_core::{
     CrawlRequest, Crawler, DiffDocs, DynSink, Guardrails, Ingestor, JobId, JobRecord, JobStatus,
     Result, RunDiff, Sink, SitemapMode, StoredDoc,
 };
-
-/// The AWS clients of one test, all on moto.
-struct Aws {
-    ddb: aws_sdk_dynamodb::Client,
-    s3: aws_sdk_s3::Client,
-    vectors: aws_sdk_s3vectors::Client,
-    ssm: aws_sdk_ssm::Client,
-}
-
-async fn aws(endpoint: &str) -> Aws {
-    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-    let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(Provider::Rustls(CryptoMode::Ring))
-        .build_https();
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(http)
-        .endpoint_url(endpoint)
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_s3::config::Credentials::new(
-            "testing", "testing", None, None, "test",
-        ))
-        .load()
-        .await;
-    let s3 = aws_sdk_s3::config::Builder::from(&sdk)
-        .force_path_style(true)
-        .build();
-    Aws {
-        ddb: aws_sdk_dynamodb::Client::new(&sdk),
-        s3: aws_sdk_s3::Client::from_conf(s3),
-        vectors: aws_sdk_s3vectors::Client::new(&sdk),
-        ssm: aws_sdk_ssm::Client::new(&sdk),
-    }
-}
-
-/// The host's resources, under fresh names.
-struct Host {
-    table: String,
-    bucket: String,
-    vector_bucket: String,
-    index: String,
-    assistant: String,
-    /// Objects (key, ETag) the stand-in has already ingested: S3 sends one event per write.
-    seen: Mutex<HashSet<(String, String)>>,
-}
-
-async fn host(aws: &Aws) -> Host {
-    let h = Host {
-        table: common::unique("rag-assistants"),
-        bucket: common::unique("rag-documents"),
-        vector_bucket: common::unique("rag-vectors"),
-        index: "rag-vector-index-v1".to_owned(),
-        assistant: format!("AST-{}", &JobId::new().as_str()[4..16]),
-        seen: Mutex::default(),
-    };
-    let key = |name: &str, t: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(t)
-            .build()
-            .unwrap()
-    };
-    let attr = |name: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(name)
-            .attribute_type(ScalarAttributeType::S)
-            .build()
-            .unwrap()
-    };
-    aws.ddb
-        .create_table()
-        .table_name(&h.table)
-        .key_schema(key("PK", KeyType::Hash))
-        .key_schema(key("SK", KeyType::Range))
-        .attribute_definitions(attr("PK"))
-        .attribute_definitions(attr("SK"))
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await
-        .unwrap();
-    aws.s3
-        .create_bucket()
-        .bucket(&h.bucket)
-        .send()
-        .await
-        .unwrap();
-    aws.vectors
-        .create_vector_bucket()
-        .vector_bucket_name(&h.vector_bucket)
-        .send()
-        .await
-        .unwrap();
-    aws.vectors
-        .create_index()
-        .vector_bucket_name(&h.vector_bucket)
-        .index_name(&h.index)
-        .data_type(DataType::Float32)
-        .dimension(4)
-        .distance_metric(DistanceMetric::Cosine)
-        .send()
-        .await
-        .unwrap();
-    // The assistant itself, as the host keeps it.
-    aws.ddb
-        .put_item()
-        .table_name(&h.table)
-        .item("PK", s(format!("AST#{}", h.assistant)))
-        .item("SK", s("METADATA"))
-        .item("ownerId", s("user-1"))
-        .item("visibility", s("private"))
-        .send()
-        .await
-        .unwrap();
-    h
-}
-
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
+use kb_host::{aws, host, s, Aws, Host};
 
 /// The host's chunker, reduced: one chunk per paragraph of the markdown body.
 fn chunks(markdown: &str) -> Vec<String> {

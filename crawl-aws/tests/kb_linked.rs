@@ -6,119 +6,20 @@
 //! document identity. Without the option they stay `not_html`, as before.
 
 mod common;
+mod kb_host;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType,
-};
-use aws_sdk_s3vectors::types::{DataType, DistanceMetric};
+use aws_sdk_dynamodb::types::AttributeValue;
 use crawl_aws::kb::{document_id, AgentCoreIngestor};
 use crawl_core::linked::{self, MAX_LINKED_BYTES, TYPE_MISMATCH};
 use crawl_core::memory::MemorySink;
-use crawl_core::{CrawlRequest, Crawler, DynSink, Guardrails, JobId, JobRecord, JobStatus};
+use crawl_core::{CrawlRequest, Crawler, DynSink, Guardrails, JobRecord, JobStatus};
 use crawl_core::{Sink, SitemapMode, StoredDoc};
+use kb_host::{aws, host, Aws, Host};
 use sha2::Digest;
-
-struct Aws {
-    ddb: aws_sdk_dynamodb::Client,
-    s3: aws_sdk_s3::Client,
-    vectors: aws_sdk_s3vectors::Client,
-}
-
-async fn aws(endpoint: &str) -> Aws {
-    use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-    let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(Provider::Rustls(CryptoMode::Ring))
-        .build_https();
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(http)
-        .endpoint_url(endpoint)
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_s3::config::Credentials::new(
-            "testing", "testing", None, None, "test",
-        ))
-        .load()
-        .await;
-    let s3 = aws_sdk_s3::config::Builder::from(&sdk)
-        .force_path_style(true)
-        .build();
-    Aws {
-        ddb: aws_sdk_dynamodb::Client::new(&sdk),
-        s3: aws_sdk_s3::Client::from_conf(s3),
-        vectors: aws_sdk_s3vectors::Client::new(&sdk),
-    }
-}
-
-/// The host's table, documents bucket and vector index, under fresh names.
-struct Host {
-    table: String,
-    bucket: String,
-    vector_bucket: String,
-    index: String,
-    assistant: String,
-}
-
-async fn host(aws: &Aws) -> Host {
-    let h = Host {
-        table: common::unique("rag-assistants"),
-        bucket: common::unique("rag-documents"),
-        vector_bucket: common::unique("rag-vectors"),
-        index: "rag-vector-index-v1".to_owned(),
-        assistant: format!("AST-{}", &JobId::new().as_str()[4..16]),
-    };
-    let key = |name: &str, t: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(t)
-            .build()
-            .unwrap()
-    };
-    let attr = |name: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(name)
-            .attribute_type(ScalarAttributeType::S)
-            .build()
-            .unwrap()
-    };
-    aws.ddb
-        .create_table()
-        .table_name(&h.table)
-        .key_schema(key("PK", KeyType::Hash))
-        .key_schema(key("SK", KeyType::Range))
-        .attribute_definitions(attr("PK"))
-        .attribute_definitions(attr("SK"))
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await
-        .unwrap();
-    aws.s3
-        .create_bucket()
-        .bucket(&h.bucket)
-        .send()
-        .await
-        .unwrap();
-    aws.vectors
-        .create_vector_bucket()
-        .vector_bucket_name(&h.vector_bucket)
-        .send()
-        .await
-        .unwrap();
-    aws.vectors
-        .create_index()
-        .vector_bucket_name(&h.vector_bucket)
-        .index_name(&h.index)
-        .data_type(DataType::Float32)
-        .dimension(4)
-        .distance_metric(DistanceMetric::Cosine)
-        .send()
-        .await
-        .unwrap();
-    h
-}
 
 /// The assistant's document rows, by `sourceFileId` (the URL).
 async fn rows(aws: &Aws, h: &Host) -> BTreeMap<String, HashMap<String, AttributeValue>> {
@@ -493,6 +394,7 @@ async fn a_linked_pdf_reaches_a_bedrock_data_source_as_a_pdf_with_its_sidecar() 
         vector_bucket: String::new(),
         index: String::new(),
         assistant: String::new(),
+        seen: Default::default(),
     };
     assert_eq!(
         object(&aws, &h, pdf_key).await,
