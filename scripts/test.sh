@@ -16,30 +16,56 @@ mkdir -p .ci-tmp
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# openssl: the JWT tests make their RSA keys with it.
-if ! command -v openssl >/dev/null; then
-  step "openssl"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
-fi
-if [[ -f scripts/chromium.sh ]]; then
-  step "chromium"
-  bash scripts/chromium.sh
-fi
-# Node.js and npm (the CDK construct's tests and synth, asl-validator): Debian's, when missing.
-if ! command -v npm >/dev/null; then
-  step "node and npm"
+# What the tests need is installed in the background while clippy, the docs and the test
+# build compile: Debian's packages (openssl for the JWT tests' RSA keys, chromium, Node.js)
+# one after another (dpkg has one lock), then the CDK construct's `npm ci`; moto's venv and
+# server beside them. Each writes its own log in .ci-tmp; `need` waits for one and prints
+# its log when it failed.
+apt_install() {
   if command -v apt-get >/dev/null && [[ "$(id -u)" == 0 ]]; then
-    apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   else
-    echo "node and npm are required (apt-get install nodejs npm)" >&2
+    echo "$* required (apt-get install $*)" >&2
+    return 1
+  fi
+}
+system_setup() {
+  command -v openssl >/dev/null || apt_install openssl
+  [[ -f scripts/chromium.sh ]] && bash scripts/chromium.sh
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [[ -f crawl-aws/cdk/package.json ]]; then
+    (cd crawl-aws/cdk && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+declare -A setup_pid=()
+background() {
+  local name=$1
+  shift
+  "$@" > ".ci-tmp/setup-$name.log" 2>&1 &
+  setup_pid[$name]=$!
+}
+need() {
+  local name=$1
+  [[ -n "${setup_pid[$name]:-}" ]] || return 0
+  if ! wait "${setup_pid[$name]}"; then
+    cat ".ci-tmp/setup-$name.log" >&2
+    echo "setup step '$name' failed (log above: .ci-tmp/setup-$name.log)" >&2
     exit 1
   fi
-fi
+  unset "setup_pid[$name]"
+  step "$name: ready"
+  tail -n 3 ".ci-tmp/setup-$name.log"
+}
+cleanup() {
+  local pid
+  for pid in "${setup_pid[@]}"; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  if [[ -f scripts/moto.sh ]]; then bash scripts/moto.sh stop 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+step "setup in the background: system packages then npm ci, moto (logs: .ci-tmp/setup-*.log)"
+background system system_setup
 if [[ -f scripts/moto.sh ]]; then
-  step "moto (local AWS stand-in)"
-  bash scripts/moto.sh start
-  trap 'bash scripts/moto.sh stop || true' EXIT
-  eval "$(bash scripts/moto.sh env)"
+  background moto bash scripts/moto.sh start
 fi
 
 step "cargo fmt --check"
@@ -50,19 +76,69 @@ step "cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 step "cargo test: build (all features)"
 cargo test --workspace --all-features --no-run
-# The Lambda zip compiles everything again for its own target (glibc 2.34): in its own
-# target dir, alongside the tests, which mostly wait on their servers.
+need system
+need moto
+if [[ -f scripts/moto.sh ]]; then
+  eval "$(bash scripts/moto.sh env)"
+fi
+# The deploy zip (cargo-lambda + zig, linked against glibc 2.34) compiles every dependency
+# again for its own target: about 690 CPU-seconds, a third of the test build. The test
+# command checks the test build's own handler binary instead (below); KB_CRAWL_LAMBDA_ZIG=1
+# also builds and checks the deploy zip, in the background beside the tests.
 lambda_pid=
-if [[ -f scripts/build-lambda.sh ]]; then
-  step "Lambda zip: build in the background (log: .ci-tmp/lambda-build.log)"
+if [[ "${KB_CRAWL_LAMBDA_ZIG:-0}" == 1 && -f scripts/build-lambda.sh ]]; then
+  step "Lambda deploy zip: build in the background (log: .ci-tmp/lambda-build.log)"
   CARGO_TARGET_DIR=target/lambda-ci PROFILE=lambda-ci setsid bash scripts/build-lambda.sh \
     > .ci-tmp/lambda-build.log 2>&1 &
   lambda_pid=$!
-  # An early exit (a failed test) ends the background build too.
-  trap '[[ -n "$lambda_pid" ]] && kill -- -"$lambda_pid" 2>/dev/null; bash scripts/moto.sh stop 2>/dev/null || true' EXIT
+  trap '[[ -n "$lambda_pid" ]] && kill -- -"$lambda_pid" 2>/dev/null; cleanup' EXIT
 fi
-step "cargo test: run (all features)"
-cargo test --workspace --all-features --no-fail-fast
+
+# Two lanes run at once: most of the tests wait on their servers, moto or Chromium rather
+# than on the CPU. Lane 2 takes the serverless end-to-end tests (each starts its own moto),
+# then the deployment's lint and the CDK construct's checks; lane 1 all the other tests, the
+# doc tests and the offline example. Cargo holds the build lock only while it builds, and
+# both lanes select the same packages and features as the build above, so neither builds.
+lane2_tests=(sfn_e2e sfn_cost)
+mapfile -t lane1_tests < <(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+lane2 = set(sys.argv[1:])
+packages = json.load(sys.stdin)["packages"]
+names = {t["name"] for p in packages for t in p["targets"] if "test" in t["kind"]}
+missing = lane2 - names
+if missing:
+    sys.exit(f"test.sh: lane 2 names tests that do not exist: {sorted(missing)}")
+print("\n".join(sorted(names - lane2)))' "${lane2_tests[@]}")
+lane2() {
+  local tests=("$@")
+  cargo test --workspace --all-features --no-fail-fast "${tests[@]/#/--test=}"
+  if [[ -f scripts/lint-deploy.sh ]]; then
+    step "serverless deployment: cfn-lint and asl-validator"
+    bash scripts/lint-deploy.sh
+  fi
+  if [[ -f crawl-aws/cdk/package.json ]]; then
+    step "CDK construct: jest + cdk-nag, cdk synth equals deploy/template.yaml"
+    (
+      cd crawl-aws/cdk
+      npm test --silent
+      npx --no-install cdk synth --quiet >/dev/null
+      cmp <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("cdk.out/KbCrawl.template.json","utf8"))))') \
+          <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("../deploy/template.yaml","utf8"))))') \
+        || { echo "cdk synth differs from crawl-aws/deploy/template.yaml: run npm run synth in crawl-aws/cdk" >&2; exit 1; }
+    )
+  fi
+}
+step "lane 2 in the background: ${lane2_tests[*]}, lint-deploy, CDK (log: .ci-tmp/lane2.log)"
+export -f lane2 step
+# Its own process group, so that an early exit ends its cargo test and servers too.
+setsid bash -c 'set -euo pipefail; lane2 "$@"' lane2 "${lane2_tests[@]}" > .ci-tmp/lane2.log 2>&1 &
+setup_pid[lane2]=$!
+
+lane1_ok=1
+step "cargo test: run (all features; lane 1)"
+cargo test --workspace --all-features --no-fail-fast --lib --bins "${lane1_tests[@]/#/--test=}" || lane1_ok=0
+step "cargo test: doc tests (all features)"
+cargo test --workspace --all-features --no-fail-fast --doc || lane1_ok=0
 step "offline example: crawl of the fixture site"
 rm -rf .ci-tmp/kb
 # The test build's example binary (all features): the same CLI, built once.
@@ -76,24 +152,34 @@ assert s["pagesProcessed"] == s["pagesTotal"] > 5, s
 assert s["stored"] > 5, s
 print("demo crawl:", s["stored"], "documents,", s["pagesProcessed"], "/", s["pagesTotal"], "pages")
 PY
-if [[ -f scripts/lint-deploy.sh ]]; then
-  step "serverless deployment: cfn-lint and asl-validator"
-  bash scripts/lint-deploy.sh
+
+step "lane 2: waiting for it"
+lane2_ok=1
+wait "${setup_pid[lane2]}" || lane2_ok=0
+unset "setup_pid[lane2]"
+cat .ci-tmp/lane2.log
+if [[ $lane1_ok == 0 || $lane2_ok == 0 ]]; then
+  [[ $lane1_ok == 0 ]] && echo "lane 1 failed: see its cargo test output above" >&2
+  [[ $lane2_ok == 0 ]] && echo "lane 2 failed: see .ci-tmp/lane2.log above" >&2
+  exit 1
 fi
-if [[ -f crawl-aws/cdk/package.json ]]; then
-  step "CDK construct: npm ci, jest + cdk-nag, cdk synth equals deploy/template.yaml"
-  (
-    cd crawl-aws/cdk
-    npm ci --no-audit --no-fund --loglevel=error
-    npm test --silent
-    npx --no-install cdk synth --quiet >/dev/null
-    cmp <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("cdk.out/KbCrawl.template.json","utf8"))))') \
-        <(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync("../deploy/template.yaml","utf8"))))') \
-      || { echo "cdk synth differs from crawl-aws/deploy/template.yaml: run npm run synth in crawl-aws/cdk" >&2; exit 1; }
-  )
+
+if [[ -f scripts/check-lambda-zip.py ]]; then
+  step "Lambda handler: the test build's kb-crawl-lambda, zipped: its ELF, and answers through a runtime API stand-in"
+  python3 - <<'PY'
+import os, zipfile
+os.makedirs(".ci-tmp/lambda-test", exist_ok=True)
+info = zipfile.ZipInfo("bootstrap")
+info.external_attr = 0o100755 << 16
+info.compress_type = zipfile.ZIP_DEFLATED
+with zipfile.ZipFile(".ci-tmp/lambda-test/bootstrap.zip", "w") as z, \
+        open("target/debug/kb-crawl-lambda", "rb") as f:
+    z.writestr(info, f.read(), compresslevel=1)
+PY
+  .venv/moto/bin/python scripts/check-lambda-zip.py .ci-tmp/lambda-test/bootstrap.zip
 fi
 if [[ -n "$lambda_pid" ]]; then
-  step "Lambda zip: (cargo-lambda + zig) check the ELF, answer through a runtime API stand-in"
+  step "Lambda deploy zip: (cargo-lambda + zig) check the ELF, answer through a runtime API stand-in"
   if ! wait "$lambda_pid"; then
     lambda_pid=
     cat .ci-tmp/lambda-build.log >&2
