@@ -232,12 +232,26 @@ def main():
     ap.add_argument("--quality", type=Path, default=ROOT.parent / "shared" / "quality")
     ap.add_argument("--holdout", help="source left out of training")
     ap.add_argument("--out", type=Path, default=ROOT / "crawl-extract" / "src" / "model.txt")
-    ap.add_argument("--trees", type=int, default=150)
+    ap.add_argument("--loso", type=Path, help="write one model per held-out source here")
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--rate", type=float, default=0.15)
     ap.add_argument("--depth", type=int, default=4)
     a = ap.parse_args()
+    if a.loso:
+        a.loso.mkdir(parents=True, exist_ok=True)
+        X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None)
+        sources = sorted({p[1] for p in pages})
+        for s in sources:
+            src = np.array([p[1] for p in pages])[page]
+            fit(a, X, y, w, page, ntok, match, pages, src != s, s, a.loso / f"model-{s}.txt")
+        return
     X, y, w, page, ntok, match, pages, train = load(a.features, a.quality, a.holdout)
+    fit(a, X, y, w, page, ntok, match, pages, train, a.holdout, a.out)
+
+
+def fit(a, X, y, w, page, ntok, match, pages, train, holdout, out):
     print(f"{len(y)} blocks, {len(pages)} pages, {int(train.sum())} training blocks", file=sys.stderr)
-    model = Trees(depth=a.depth, trees=a.trees).fit(X[train], y[train], w[train])
+    model = Trees(depth=a.depth, trees=a.trees, rate=a.rate).fit(X[train], y[train], w[train])
     z = model.logit(X)
     truth_len = np.array([p[3] for p in pages], dtype=np.float64)
     inside = (X[:, FEATURES.index("in_rule_root")] > 0.5) & (
@@ -262,16 +276,16 @@ def main():
         f"{rules[tr_pages].mean():.4f} (rules) -> {f:.4f}",
         file=sys.stderr,
     )
-    if a.holdout:
+    if holdout:
         held = ~tr_pages
         print(
-            f"held-out {a.holdout}: {rules[held].mean():.4f} (rules) -> {fall[held].mean():.4f}",
+            f"held-out {holdout}: {rules[held].mean():.4f} (rules) -> {fall[held].mean():.4f}",
             file=sys.stderr,
         )
     note = f"trained on {int(tr_pages.sum())} pages of the quality set" + (
-        f" without {a.holdout}" if a.holdout else ""
+        f" without {holdout}" if holdout else ""
     )
-    model.write(a.out, FEATURES, drop, add, note)
+    model.write(out, FEATURES, drop, add, note)
 
 
 FEATURES = []

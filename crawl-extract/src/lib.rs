@@ -203,3 +203,5 @@ mod safety;
 mod tests;
 #[cfg(test)]
 mod tests_docs;
+#[cfg(test)]
+mod tests_learn;
