@@ -379,8 +379,14 @@ pub(crate) struct Model {
     roots: Vec<u32>,
 }
 
-/// The committed model, parsed once.
+/// The committed model, parsed once; `None` when it has no trees (the rules decide, and
+/// no block features are computed).
 pub(crate) fn model() -> Option<&'static Model> {
+    committed().filter(|m| !m.roots.is_empty())
+}
+
+/// The committed model file, parsed once.
+pub(crate) fn committed() -> Option<&'static Model> {
     static M: OnceLock<Option<Model>> = OnceLock::new();
     M.get_or_init(|| Model::parse(include_str!("model.txt")).ok())
         .as_ref()
