@@ -2,13 +2,20 @@
 //!
 //! ```text
 //! cargo run --release --example extract -- --in DIR --out DIR [--threads N] [--no-main-content]
+//!     [--model FILE] [--dump-features FILE]
 //! ```
+//!
+//! `--model` replaces the committed block model (`none`: the rules alone), for the
+//! leave-one-source-out evaluation of `scripts/train-extract.py`; `--dump-features` also
+//! writes every block's text and features as JSON lines, the script's training input.
 //!
 //! Bytes are decoded with [`crawl_extract::decode_html`] (BOM, `<meta charset>`,
 //! else UTF-8). Each `name.html` becomes `name.md`.
 
 use clap::Parser;
-use crawl_extract::{decode_html, extract, ExtractOptions};
+use crawl_extract::learned::{self, BlockModel};
+use crawl_extract::{decode_html, ExtractOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -28,13 +35,25 @@ struct Args {
     /// Convert the whole page instead of its main content.
     #[arg(long)]
     no_main_content: bool,
+    /// Block model file to use instead of the committed one; `none` for the rules alone.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Also write every block's features as JSON lines to this file.
+    #[arg(long)]
+    dump_features: Option<PathBuf>,
 }
 
-fn convert(
-    path: &Path,
-    out_dir: &Path,
-    opts: &ExtractOptions,
-) -> Result<(), Box<dyn std::error::Error>> {
+/// What every worker shares.
+struct Ctx<'a> {
+    out_dir: &'a Path,
+    opts: &'a ExtractOptions,
+    model: Option<&'a BlockModel>,
+    /// Use the committed model (no `--model`).
+    default_model: bool,
+    dump: Option<&'a std::sync::Mutex<std::io::BufWriter<std::fs::File>>>,
+}
+
+fn convert(path: &Path, ctx: &Ctx<'_>) -> Result<(), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(path)?;
     let html = decode_html(&bytes, None);
     let name = path
@@ -42,10 +61,47 @@ fn convert(
         .and_then(|n| n.to_str())
         .unwrap_or("page.html");
     let page_url = url::Url::parse("https://example.invalid/")?.join(name)?;
-    let md = extract(&html, &page_url, opts).markdown;
+    let md = if ctx.default_model {
+        crawl_extract::extract(&html, &page_url, ctx.opts).markdown
+    } else {
+        learned::extract_with(&html, &page_url, ctx.opts, ctx.model).markdown
+    };
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("page");
-    std::fs::write(out_dir.join(format!("{stem}.md")), md)?;
+    std::fs::write(ctx.out_dir.join(format!("{stem}.md")), md)?;
+    if let Some(dump) = ctx.dump {
+        let mut lines = String::new();
+        for (k, (text, f)) in learned::block_features(&html, ctx.opts)
+            .into_iter()
+            .enumerate()
+        {
+            let f: Vec<String> = f.iter().map(|x| format!("{x}")).collect();
+            lines.push_str(&format!(
+                "{{\"id\":{},\"block\":{k},\"text\":{},\"f\":[{}]}}\n",
+                json_string(stem),
+                json_string(&text),
+                f.join(",")
+            ));
+        }
+        let mut w = dump.lock().map_err(|_| "feature file lock poisoned")?;
+        w.write_all(lines.as_bytes())?;
+    }
     Ok(())
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -61,6 +117,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The files have no site of their own (they are read as pages of example.invalid), so
     // "same-site images only" would drop every absolute image: keep them all here.
     opts.cross_site_images = true;
+    let model = match &args.model {
+        Some(p) if p.as_os_str() == "none" => None,
+        Some(p) => Some(
+            BlockModel::parse(&std::fs::read_to_string(p)?)
+                .map_err(|e| format!("--model {}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let dump = match &args.dump_features {
+        Some(p) => Some(std::sync::Mutex::new(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .map_err(|e| format!("--dump-features {}: {e}", p.display()))?,
+        ))),
+        None => None,
+    };
+    let ctx = Ctx {
+        out_dir: &args.output,
+        opts: &opts,
+        model: model.as_ref(),
+        default_model: args.model.is_none(),
+        dump: dump.as_ref(),
+    };
     let next = AtomicUsize::new(0);
     let failures = AtomicUsize::new(0);
     let start = std::time::Instant::now();
@@ -73,7 +151,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..args.threads.max(1) {
             s.spawn(|| {
                 while let Some(f) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if let Err(e) = convert(f, &args.output, &opts) {
+                    if let Err(e) = convert(f, &ctx) {
                         eprintln!("{}: {e}", f.display());
                         failures.fetch_add(1, Ordering::Relaxed);
                     }
@@ -81,6 +159,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
         }
     });
+    if let Some(d) = dump {
+        d.into_inner()
+            .map_err(|_| "feature file lock poisoned")?
+            .flush()?;
+    }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "{} files, {:.1} MB in {secs:.2} s ({:.1} MB/s, reading and writing included)",

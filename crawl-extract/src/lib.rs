@@ -3,6 +3,7 @@
 mod build;
 mod charset;
 mod hidden;
+mod learn;
 mod markdown;
 mod meta;
 mod score;
@@ -111,16 +112,89 @@ pub fn extract_bytes(
 ///
 /// Infallible: hostile input gives a (possibly empty) result, never a panic.
 pub fn extract(html: &str, page_url: &Url, opts: &ExtractOptions) -> Extracted {
+    extract_with(html, page_url, opts, learn::model())
+}
+
+fn extract_with(
+    html: &str,
+    page_url: &Url,
+    opts: &ExtractOptions,
+    model: Option<&learn::Model>,
+) -> Extracted {
     let tree = tree::Tree::parse(html, opts);
     let base = meta::base_url(&tree, page_url);
     let selection = opts.main_content.then(|| score::select(&tree));
-    let md = match &selection {
-        Some(s) => markdown::Md::new(&tree, opts, &base, page_url, Some(&s.removed)).render(s.root),
-        None => markdown::Md::new(&tree, opts, &base, page_url, None).render(0),
+    let refined = selection
+        .as_ref()
+        .zip(model)
+        .and_then(|(s, m)| learn::refine(&tree, s, m));
+    let md = match (&selection, &refined) {
+        (Some(_), Some(r)) => markdown::Md::new(&tree, opts, &base, page_url, Some(r)).render(0),
+        (Some(s), None) => {
+            markdown::Md::new(&tree, opts, &base, page_url, Some(&s.removed)).render(s.root)
+        }
+        (None, _) => markdown::Md::new(&tree, opts, &base, page_url, None).render(0),
     };
     let mut out = meta::metadata(&tree, &base);
     out.markdown = md;
     out
+}
+
+/// Training and evaluation hooks of the learned block scorer, for
+/// `examples/extract.rs` and `scripts/train-extract.py`. Not a stable API.
+#[doc(hidden)]
+pub mod learned {
+    use super::{learn, score, tree, ExtractOptions, Extracted};
+    use url::Url;
+
+    /// A block model read from a file written by `scripts/train-extract.py`.
+    #[derive(Debug)]
+    pub struct BlockModel(learn::Model);
+
+    impl BlockModel {
+        /// Parses a model file; the error names what is wrong.
+        pub fn parse(text: &str) -> Result<BlockModel, String> {
+            learn::Model::parse(text).map(BlockModel)
+        }
+    }
+
+    /// The feature names, in the order of [`block_features`]' vectors.
+    pub fn feature_names() -> &'static [&'static str] {
+        learn::FEATURES
+    }
+
+    /// [`super::extract`] with `model` instead of the committed one (`None`: rules only).
+    pub fn extract_with(
+        html: &str,
+        page_url: &Url,
+        opts: &ExtractOptions,
+        model: Option<&BlockModel>,
+    ) -> Extracted {
+        super::extract_with(html, page_url, opts, model.map(|m| &m.0))
+    }
+
+    /// Every block of the page: its text (whitespace collapsed) and its features.
+    pub fn block_features(html: &str, opts: &ExtractOptions) -> Vec<(String, Vec<f64>)> {
+        let tree = tree::Tree::parse(html, opts);
+        let sel = score::select(&tree);
+        let learn::Layout { blocks, owner, .. } = learn::blocks(&tree, &sel);
+        let mut texts = vec![String::new(); tree.nodes.len()];
+        for (i, &o) in owner.iter().enumerate() {
+            if let (Some(t), true) = (tree.text_of(i as u32), o != tree::NONE) {
+                let s = &mut texts[o as usize];
+                for w in t.split_whitespace() {
+                    if !s.is_empty() {
+                        s.push(' ');
+                    }
+                    s.push_str(w);
+                }
+            }
+        }
+        blocks
+            .into_iter()
+            .map(|b| (std::mem::take(&mut texts[b.node as usize]), b.f.to_vec()))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -129,3 +203,5 @@ mod safety;
 mod tests;
 #[cfg(test)]
 mod tests_docs;
+#[cfg(test)]
+mod tests_learn;

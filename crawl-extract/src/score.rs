@@ -233,7 +233,7 @@ fn is_forum_token(tok: &str) -> bool {
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
 /// section, 4 = consent banner, 0 = none.
-fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
+pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
     match tag {
         Tag::Nav | Tag::Aside => return 2,
@@ -326,7 +326,7 @@ fn is_descendant(tree: &Tree, mut i: u32, a: u32) -> bool {
     i == a
 }
 
-fn content_hint(tree: &Tree, n: u32) -> bool {
+pub(crate) fn content_hint(tree: &Tree, n: u32) -> bool {
     match tree.tag(n) {
         Some(Tag::Main | Tag::Article) => return true,
         Some(_) => {}
@@ -893,8 +893,21 @@ fn item_class(tree: &Tree, n: u32) -> &str {
         .unwrap_or("")
 }
 
+/// How many siblings share each (parent, tag, first class token).
+pub(crate) fn sibling_signatures(tree: &Tree) -> HashMap<(u32, u8, &str), u32> {
+    let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
+    for i in 1..tree.nodes.len() {
+        if let Kind::Element { tag, .. } = tree.nodes[i].kind {
+            let class = item_class(tree, i as u32);
+            *sig.entry((tree.nodes[i].parent, tag as u8, class))
+                .or_insert(0) += 1;
+        }
+    }
+    sig
+}
+
 /// Whether `n` is one of at least three siblings with its tag and first class token.
-fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
+pub(crate) fn repeated(tree: &Tree, sig: &HashMap<(u32, u8, &str), u32>, n: u32) -> bool {
     let Some(tag) = tree.tag(n) else { return false };
     let class = item_class(tree, n);
     sig.get(&(tree.nodes[n as usize].parent, tag as u8, class))
