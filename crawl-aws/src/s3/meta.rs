@@ -25,7 +25,7 @@ pub(crate) fn encode(s: &str) -> String {
 }
 
 /// Whether a key relative to the job's prefix is a document (`{domain}/{slug}.md`), as
-/// opposed to an aux object, a manifest entry or the manifest.
+/// opposed to an aux object, an object of a dot folder or the manifest.
 pub(crate) fn is_document(rel: &str) -> bool {
     rel.contains('/') && !rel.starts_with('.')
 }
