@@ -252,3 +252,52 @@ fn the_cloudformation_template_embeds_the_same_definition() {
         );
     }
 }
+
+/// Express's 5-minute limit holds for a batch's whole child execution, retries included
+/// (issue 15): the ScrapePage Task passes the child's start time (`$$.Execution.StartTime`)
+/// with the batch, so the handler's time budget runs from it and not from each attempt,
+/// and its Retry is short enough that the budget, the last page started before it and every
+/// retry end inside 300 s.
+#[test]
+fn a_batch_child_ends_inside_express_limit_retries_included() {
+    use crawl_aws::sfn::{worst_child_secs, EXPRESS_LIMIT_SECS};
+    for opts in [
+        SfnOptions::default(),
+        SfnOptions::default().with_max_concurrency(2),
+    ] {
+        let asl = state_machine(&opts);
+        let task =
+            &asl["States"][states::SCRAPE_LEVEL]["ItemProcessor"]["States"][states::SCRAPE_PAGE];
+        assert_eq!(
+            task["Parameters"]["ExecutionStartTime.$"], "$$.Execution.StartTime",
+            "{task}"
+        );
+        assert_eq!(task["Parameters"]["Items.$"], "$.Items", "{task}");
+        let worst = worst_child_secs(&asl);
+        assert!(
+            worst <= EXPRESS_LIMIT_SECS,
+            "a batch's child may run {worst:.0} s, over Express's {EXPRESS_LIMIT_SECS} s"
+        );
+    }
+    // The Lambda's timeout (deploy/template.yaml) lets the budget's last page finish.
+    let tpl = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/template.yaml"),
+    )
+    .unwrap();
+    let tpl: Value = serde_json::from_str(&tpl).unwrap();
+    let scrape = tpl["Resources"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|r| {
+            r["Type"] == "AWS::Lambda::Function"
+                && r["Properties"]["Environment"]["Variables"]["KB_CRAWL_HANDLER"] == "scrape"
+        })
+        .map(|r| r["Properties"]["Timeout"].as_f64().unwrap());
+    let timeout = scrape.expect("the scrape function in deploy/template.yaml");
+    let need = crawl_aws::sfn::BATCH_BUDGET_SECS as f64 + crawl_aws::sfn::PAGE_MAX_SECS;
+    assert!(
+        timeout >= need && timeout < EXPRESS_LIMIT_SECS,
+        "scrape timeout {timeout} s"
+    );
+}

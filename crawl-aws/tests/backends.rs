@@ -95,6 +95,67 @@ async fn s3_objects_carry_content_type_url_and_hash_metadata() {
     assert_eq!(s.delete_job(&job).await.expect("delete"), 1);
 }
 
+/// A document is its own manifest entry (issue 15: one PutObject a stored page): after
+/// puts, a re-put and a title collision, the job holds the documents and its aux object and
+/// nothing else, and the listing (from the documents' metadata) is what the puts returned;
+/// a sink that did not write them (another process) removes one by URL, the one at the
+/// hashed key included.
+#[tokio::test]
+async fn s3_a_document_is_its_own_manifest_entry() {
+    let Some(ep) = common::endpoint() else { return };
+    let s = common::sink(&ep, "kb").await;
+    let job = JobId::new();
+    let a = sample_doc(&job, "https://example.com/a", Some("Same"), "a\n");
+    let b = sample_doc(&job, "https://example.com/b", Some("Same"), "b\n");
+    let c = sample_doc(&job, "https://example.com/c?x=1", None, "c\n");
+    let mut want = Vec::new();
+    for d in [&a, &b, &c] {
+        want.push(s.put(d).await.expect("put"));
+    }
+    assert_eq!(s.put(&b).await.expect("re-put"), want[1]);
+    assert_eq!(want[1].key, document_keys(&b).1, "b takes the hashed key");
+    s.put_aux(&job, "site-template.md", b"t".to_vec())
+        .await
+        .expect("aux");
+    let objects: HashSet<String> = s
+        .client()
+        .list_objects_v2()
+        .bucket(s.bucket())
+        .prefix(s.object_key(&format!("{job}/")))
+        .send()
+        .await
+        .expect("list objects")
+        .contents()
+        .iter()
+        .filter_map(|o| o.key().map(str::to_owned))
+        .collect();
+    let mut expect: HashSet<String> = want.iter().map(|d| s.object_key(&d.key)).collect();
+    expect.insert(s.object_key(&format!("{job}/site-template.md")));
+    assert_eq!(
+        objects, expect,
+        "objects besides the documents and the aux one"
+    );
+    let mut listed = s.list(&job).await.expect("list");
+    listed.sort_by(|x, y| x.url.as_str().cmp(y.url.as_str()));
+    assert_eq!(listed, want);
+    let other = common::sink_of(&ep, s.bucket(), "kb").await;
+    assert_eq!(
+        other.remove(&job, &b.meta.url).await.expect("remove b"),
+        Some(want[1].clone())
+    );
+    assert_eq!(
+        other.remove(&job, &b.meta.url).await.expect("re-remove"),
+        None
+    );
+    assert_eq!(
+        other.remove(&job, &c.meta.url).await.expect("remove c"),
+        Some(want[2].clone())
+    );
+    assert_eq!(s.list(&job).await.expect("list"), vec![want[0].clone()]);
+    assert!(s.get(&want[1].key).await.expect("get").is_none());
+    assert_eq!(s.delete_job(&job).await.expect("delete"), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn s3_delete_job_paginates_and_spares_a_job_whose_id_extends_it() {
     let Some(ep) = common::endpoint() else { return };

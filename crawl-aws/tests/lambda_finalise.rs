@@ -268,11 +268,12 @@ async fn a_finalise_that_died_holding_the_hand_off_is_retried_after_the_lease() 
     assert_eq!(retry.calls.load(Ordering::SeqCst), 1);
 }
 
-/// A batch that has run past its time budget starts no more pages: each is skipped as
-/// `time_budget` in the batch's report (so the report is written inside Express's
-/// 5 minutes), and the plan step counts it from that report.
+/// A re-delivery of a batch that has run past its time budget keeps what an earlier
+/// attempt finished (its report): the page stored stays counted as stored, not skipped as
+/// `time_budget` while its document is in the sink (issue 15: the budget now runs from the
+/// child's start, so a retry is often past it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_past_its_time_budget_skips_the_pages_it_did_not_start() {
+async fn a_batch_past_its_time_budget_keeps_what_an_earlier_attempt_stored() {
     let Some(endpoint) = common::endpoint() else {
         return;
     };
@@ -281,8 +282,6 @@ async fn a_batch_past_its_time_budget_skips_the_pages_it_did_not_start() {
     let url = crawl_core::Sink::list(&*base.sink, &job).await.unwrap()[0]
         .url
         .clone();
-    // A re-delivery of the same batch with no time left: the page is not started, and
-    // the batch's report (same batch, same report) now says so.
     let late = base.clone().with_batch_time_budget(Duration::ZERO);
     let item: PageItem =
         serde_json::from_value(json!({ "job_id": job, "url": url, "depth": 0 })).unwrap();
@@ -290,13 +289,45 @@ async fn a_batch_past_its_time_budget_skips_the_pages_it_did_not_start() {
         .await
         .unwrap();
     assert_eq!(summary.pages, 1);
-    assert_eq!(summary.stored, 0);
-    assert_eq!(summary.skipped.get("time_budget"), Some(&1), "{summary:?}");
+    assert_eq!(summary.stored, 1, "{summary:?}");
     plan(&late, level).await.unwrap();
     let rec = crawl_core::JobStore::get(&*late.jobs, &job)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(rec.progress.pages_processed, 1);
-    assert_eq!(rec.progress.skipped.get("time_budget"), Some(&1), "{rec:?}");
+    assert_eq!(rec.progress.stored, 1, "{rec:?}");
+}
+
+/// The time budget runs from the start of the batch's Express child execution (the
+/// event's `ExecutionStartTime`, `$$.Execution.StartTime`), not from the invocation: a
+/// retry of a batch whose child started 200 s ago starts no page, though the invocation has
+/// just begun, and skips each as `time_budget` in the batch's report (so the child ends
+/// inside Express's 5 minutes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_child_started_past_the_budget_starts_no_page() {
+    let Some(endpoint) = common::endpoint() else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+    let (base, _level, job) = one_page_job(&endpoint, clock).await;
+    let url = crawl_core::Sink::list(&*base.sink, &job).await.unwrap()[0]
+        .url
+        .clone();
+    let other = url.join("/not-started").unwrap();
+    let child_started = time::OffsetDateTime::now_utc() - Duration::from_secs(200);
+    let ev: ScrapeEvent = serde_json::from_value(json!({
+        "Items": [
+            { "job_id": job, "url": other, "depth": 0 },
+            { "job_id": job, "url": url, "depth": 0 },
+        ],
+        "ExecutionStartTime": child_started
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap(),
+    }))
+    .unwrap();
+    let summary = scrape(&base, ev).await.unwrap();
+    assert_eq!(summary.pages, 2);
+    assert_eq!(summary.stored, 0, "{summary:?}");
+    assert_eq!(summary.skipped.get("time_budget"), Some(&2), "{summary:?}");
 }

@@ -94,6 +94,29 @@ describe('cdk-nag AwsSolutions', () => {
 });
 
 describe('KbCrawl', () => {
+  test('the state machine role may start its own map runs and describe and stop their Standard and Express children, nothing wider', () => {
+    // What a Distributed Map needs on the parent's role (Step Functions' "IAM policies for
+    // using Distributed Map states", and aws-cdk-lib's own DistributedMap policy):
+    // states:StartExecution on the state machine, states:DescribeExecution and
+    // states:StopExecution on its executions; the batches run as EXPRESS children, whose
+    // ARNs are `express:` ones.
+    const { template } = host({ stateMachineName: 'crawl-sm' });
+    const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as any[];
+    const roleId = machine.Properties.RoleArn['Fn::GetAtt'][0];
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p: any) => JSON.stringify(p.Properties.Roles).includes(roleId))
+      .flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const states = statements.filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('states:')));
+    const arn = (r: any): string => (typeof r === 'string' ? r
+      : r['Fn::Join'] ? r['Fn::Join'][1].map(arn).join(r['Fn::Join'][0])
+        : r.Ref ? `\${${r.Ref}}` : JSON.stringify(r));
+    const sm = 'arn:${AWS::Partition}:states:us-east-1:123456789012';
+    expect(states.map((s: any) => [[s.Action].flat().sort(), [s.Resource].flat().map(arn).sort()])).toEqual([
+      [['states:StartExecution'], [`${sm}:stateMachine:crawl-sm`]],
+      [['states:DescribeExecution', 'states:StopExecution'], [`${sm}:execution:crawl-sm:*`, `${sm}:express:crawl-sm:*`]],
+    ]);
+  });
+
   test('creates the workflow, six functions, four tables, a bucket, the schedule group and the HTTP API with twelve JWT routes', () => {
     const { template } = host();
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);

@@ -122,6 +122,17 @@ pub struct PageBatch {
         skip_serializing_if = "Option::is_none"
     )]
     pub batch_input: Option<serde_json::Value>,
+    /// When the Express child execution scraping this batch started
+    /// (`$$.Execution.StartTime`, passed by the ScrapePage Task's `Parameters`): the batch's
+    /// time budget runs from it, retries included. Absent (tests, an older definition): from
+    /// the invocation's start.
+    #[serde(
+        rename = "ExecutionStartTime",
+        default,
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub execution_start: Option<time::OffsetDateTime>,
 }
 
 impl PageBatch {
@@ -130,7 +141,14 @@ impl PageBatch {
         PageBatch {
             items,
             batch_input: None,
+            execution_start: None,
         }
+    }
+
+    /// The batch, scraped by an execution that started at `at`.
+    pub fn started_at(mut self, at: time::OffsetDateTime) -> Self {
+        self.execution_start = Some(at);
+        self
     }
 }
 
@@ -149,9 +167,14 @@ pub enum ScrapeEvent {
 impl ScrapeEvent {
     /// The pages of the event.
     pub fn into_items(self) -> Vec<PageItem> {
+        self.into_parts().0
+    }
+
+    /// The pages of the event and when its execution started, if it says.
+    pub fn into_parts(self) -> (Vec<PageItem>, Option<time::OffsetDateTime>) {
         match self {
-            ScrapeEvent::Batch(b) => b.items,
-            ScrapeEvent::Page(p) => vec![p],
+            ScrapeEvent::Batch(b) => (b.items, b.execution_start),
+            ScrapeEvent::Page(p) => (vec![p], None),
         }
     }
 }

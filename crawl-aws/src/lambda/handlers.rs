@@ -285,12 +285,14 @@ async fn init_job(svc: &Services, record: JobRecord) -> HResult<LevelState> {
 }
 
 /// How long a batch may go on starting pages by default
-/// ([`Services::with_batch_time_budget`]): a page is not started once the invocation
-/// has run this long, and is skipped as `time_budget` instead, so that the batch's report
-/// is written inside Express's 5-minute limit (and the Lambda's 280-second timeout) even
-/// when pages are slow: a page started just before takes at most its fetch timeout (30 s)
-/// times its 3 attempts, plus the host slot's wait.
-pub const BATCH_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(150);
+/// ([`Services::with_batch_time_budget`]), counted from the start of the Express child
+/// execution that scrapes it (the event's `ExecutionStartTime`), so that retries of the
+/// batch share it: a page is not started once the child has run this long, and is skipped
+/// as `time_budget` instead. With a page's longest run (its fetch timeout, 30 s, times its
+/// 3 attempts, plus the host slot's wait) and the scrape Task's bounded Retry, the child
+/// ends inside Express's 5 minutes ([`crate::sfn::worst_child_secs`] adds it up).
+pub const BATCH_TIME_BUDGET: std::time::Duration =
+    std::time::Duration::from_secs(crate::sfn::BATCH_BUDGET_SECS);
 
 /// Scrape a batch of one level's pages (the map's `ItemBatcher` item; one page is a batch
 /// of one): one after another, each through [`process_page`] with the job's request (and
@@ -300,12 +302,22 @@ pub const BATCH_TIME_BUDGET: std::time::Duration = std::time::Duration::from_sec
 ///
 /// Failure stays per page: a page whose processing fails for good (a non-temporary error)
 /// is skipped as `worker_failed` and the others are stored. A temporary error (throttling,
-/// a storage 5xx) fails the invocation, and the state machine's Retry runs the batch again.
+/// a storage 5xx) fails the invocation, and the state machine's Retry runs the batch again:
+/// before failing, the invocation writes the batch's report of the pages it finished, and
+/// a re-delivery keeps those outcomes (a page stored stays counted as stored, even once
+/// the time budget has run out) and goes on with the others.
 /// Idempotent: a second delivery stores the same documents at the same keys and
 /// overwrites the same report; nothing is counted here.
 pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<BatchSummary> {
     let started = std::time::Instant::now();
-    let items = ev.into_items();
+    let (items, execution_start) = ev.into_parts();
+    // Time spent so far by the batch's execution (all its attempts), else this invocation's.
+    let elapsed = |clock: &dyn crawl_core::clock::Clock| match execution_start {
+        Some(at) => std::time::Duration::try_from(clock.now() - at)
+            .unwrap_or_default()
+            .max(started.elapsed()),
+        None => started.elapsed(),
+    };
     let Some(first) = items.first() else {
         return Ok(BatchSummary::default());
     };
@@ -340,7 +352,21 @@ pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<B
         )
     };
     let urls: Vec<String> = items.iter().map(|i| i.url.to_string()).collect();
+    let name = batch_report_name(level, urls.iter().map(String::as_str));
+    // What an earlier attempt of this batch finished (its report, written before it failed).
+    let mut done: std::collections::HashMap<String, PageReport> =
+        get_json::<Vec<PageReport>>(&svc.sink, &job, &name)
+            .await?
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.outcome != "time_budget")
+            .map(|r| (r.url.to_string(), r))
+            .collect();
     for item in items {
+        if let Some(r) = done.remove(item.url.as_str()) {
+            reports.push(r);
+            continue;
+        }
         let skipped = |reason: &str| PageReport {
             url: item.url.clone(),
             outcome: reason.into(),
@@ -352,7 +378,7 @@ pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<B
             reports.push(skipped("cancelled"));
             continue;
         };
-        if started.elapsed() >= svc.batch_time_budget {
+        if elapsed(&*svc.clock) >= svc.batch_time_budget {
             reports.push(skipped("time_budget"));
             continue;
         }
@@ -369,14 +395,22 @@ pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<B
                 links: r.links,
                 links_over_cap: r.links_over_cap,
             }),
-            Err(e) if e.is_temporary() => return Err(e.into()),
+            Err(e) if e.is_temporary() => {
+                // The pages finished so far, for the retry (best effort: it redoes them if
+                // this write fails too).
+                if !reports.is_empty() {
+                    if let Err(w) = put_json(&svc.sink, &job, &name, &reports).await {
+                        tracing::warn!(job = %job, error = %w, "partial batch report not written");
+                    }
+                }
+                return Err(e.into());
+            }
             Err(e) => {
                 tracing::warn!(job = %job, url = %item.url, error = %e, "page failed; skipped");
                 reports.push(skipped("worker_failed"));
             }
         }
     }
-    let name = batch_report_name(level, urls.iter().map(String::as_str));
     put_json(&svc.sink, &job, &name, &reports).await?;
     let mut summary = BatchSummary {
         pages: u32::try_from(reports.len()).unwrap_or(u32::MAX),

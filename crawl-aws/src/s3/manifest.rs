@@ -331,24 +331,30 @@ mod tests {
             let got = s.get(&key).await.unwrap().unwrap();
             assert_eq!(got, want, "runs of {run}");
         }
-        // More than one part: 1,400 entries of 4 KB URLs, S3's 5 MiB parts (moto enforces
-        // the floor), the entries written straight as entry objects to keep the test fast.
+        // More than one part: 1,400 documents of 4 KB URLs, S3's 5 MiB parts (moto enforces
+        // the floor), each written straight at its key (one request, no key claim) to keep
+        // the test fast.
         let big = JobId::new();
         let filler = "x".repeat(4000);
-        let entries: Vec<StoredDoc> = (0..1400)
+        let docs: Vec<crawl_core::Document> = (0..1400)
             .map(|i| {
-                StoredDoc::new(
-                    format!("https://x.test/{filler}/p{i}").parse().unwrap(),
-                    format!("{big}/x.test/p{i}.md"),
-                    format!("h{i}"),
+                crawl_core::conformance::sample_doc(
+                    &big,
+                    &format!("https://x.test/{filler}/p{i}"),
+                    Some(&format!("p{i}")),
+                    "x\n",
                 )
             })
             .collect();
-        let (s, b) = (&s, &big);
-        futures::stream::iter(&entries)
-            .map(|d| async move { s.put_entry(d, b).await })
+        let s = &s;
+        let entries: Vec<StoredDoc> = futures::stream::iter(&docs)
+            .map(|d| async move {
+                let key = crawl_core::keys::document_keys(d).0;
+                s.put_document(&s.object_key(&key), d, false).await?;
+                Ok::<_, Error>(StoredDoc::new(d.meta.url.clone(), key, d.content_hash()))
+            })
             .buffer_unordered(16)
-            .try_collect::<Vec<_>>()
+            .try_collect()
             .await
             .unwrap();
         let want = crawl_core::keys::manifest_json(&entries).unwrap();

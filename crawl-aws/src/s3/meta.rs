@@ -1,7 +1,4 @@
-//! Object metadata and manifest-entry keys of the S3 sink.
-
-use sha2::{Digest, Sha256};
-use url::Url;
+//! Object metadata and key rules of the S3 sink.
 
 /// Metadata name holding the page URL (in the ASCII form of [`encode`]).
 pub(crate) const META_URL: &str = "url";
@@ -9,9 +6,6 @@ pub(crate) const META_URL: &str = "url";
 pub(crate) const META_HASH: &str = "content-hash";
 /// Content type of every stored document.
 pub(crate) const MARKDOWN: &str = "text/markdown; charset=utf-8";
-/// The folder, under a job's prefix, holding one manifest entry per document. It starts with
-/// a dot, which neither a domain segment nor an aux name can, so it never collides.
-pub(crate) const ENTRY_DIR: &str = ".manifest";
 /// S3's limit on key length, in bytes.
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
@@ -30,14 +24,8 @@ pub(crate) fn encode(s: &str) -> String {
     out
 }
 
-/// Relative key of a document's manifest entry: `{job}/.manifest/{sha256(url)}.json`.
-pub(crate) fn entry_key(job: &crawl_core::JobId, url: &Url) -> String {
-    let h = hex::encode(Sha256::digest(url.as_str().as_bytes()));
-    format!("{job}/{ENTRY_DIR}/{h}.json")
-}
-
 /// Whether a key relative to the job's prefix is a document (`{domain}/{slug}.md`), as
-/// opposed to an aux object, a manifest entry or the manifest.
+/// opposed to an aux object, an object of a dot folder or the manifest.
 pub(crate) fn is_document(rel: &str) -> bool {
     rel.contains('/') && !rel.starts_with('.')
 }

@@ -1,6 +1,7 @@
-//! [`S3Sink`]: documents, manifest entries and aux objects in one S3 bucket.
+//! [`S3Sink`]: documents (each its own manifest entry) and aux objects in one S3 bucket.
 
 mod builder;
+mod index;
 mod manifest;
 mod meta;
 
@@ -11,18 +12,18 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use aws_sdk_s3::Client;
 use crawl_core::keys::{aux_key, document_keys, job_prefix};
-use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
+use crawl_core::{
+    Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc, LIST_PAGE,
+};
 use futures::{StreamExt, TryStreamExt};
 
 pub use builder::{S3SinkBuilder, MAX_PREFIX_BYTES};
 
 use crate::error::AwsError;
-use meta::{
-    aux_content_type, encode, entry_key, is_document, ENTRY_DIR, MARKDOWN, MAX_KEY_BYTES,
-    META_HASH, META_URL,
-};
+use index::UrlIndex;
+use meta::{aux_content_type, encode, is_document, MARKDOWN, MAX_KEY_BYTES, META_HASH, META_URL};
 
-/// Parallel GETs when reading a job's manifest entries.
+/// Parallel HeadObject requests when listing a job's documents.
 const LIST_CONCURRENCY: usize = 16;
 /// Attempts of a conditional write that S3 answered with a transient conflict (409).
 const CONFLICT_ATTEMPTS: usize = 5;
@@ -41,8 +42,9 @@ pub const WORKING_STATE_TAG: &str = "kb-crawl=working-state";
 /// - the plain title key is claimed with a conditional `PutObject` (`If-None-Match: *`); a
 ///   writer that loses reads the holder's `url` metadata and falls back to the hashed key
 ///   unless the holder is its own URL, so two URLs never share a key;
-/// - the manifest is one small object per document, `{job}/.manifest/{sha256(url)}.json`
-///   (a [`StoredDoc`] as JSON), so concurrent puts never overwrite each other's entries;
+/// - a document is its own manifest entry (its `url` and `content-hash` metadata): the
+///   listing is the job's keys (ListObjectsV2) and one HeadObject a document, so a put is
+///   one PutObject and concurrent puts never overwrite each other's entries;
 ///   [`S3Sink::write_manifest`] consolidates them into `{job}/manifest.json`.
 #[derive(Debug, Clone)]
 pub struct S3Sink {
@@ -51,6 +53,7 @@ pub struct S3Sink {
     /// Without surrounding slashes; empty for the bucket root.
     prefix: String,
     name: String,
+    index: UrlIndex,
 }
 
 impl fmt::Display for S3Sink {
@@ -77,6 +80,7 @@ impl S3Sink {
             bucket,
             prefix,
             name,
+            index: UrlIndex::default(),
         }
     }
 
@@ -219,24 +223,68 @@ impl S3Sink {
         }
     }
 
-    async fn put_entry(&self, stored: &StoredDoc, job: &JobId) -> Result<()> {
-        let body = serde_json::to_vec(stored).map_err(|e| {
-            Error::new(ErrorKind::Internal, format!("manifest entry: {e}"))
-                .with_backend(self.name.clone())
-        })?;
-        self.client
-            .put_object()
+    /// The document at `full` as its own listing entry: its `url` and `content-hash`
+    /// metadata (one HeadObject). `None` when the object is gone or was not written by this
+    /// sink (no such metadata).
+    async fn entry_of(&self, full: &str) -> Result<Option<StoredDoc>> {
+        let out = match self
+            .client
+            .head_object()
             .bucket(&self.bucket)
-            .key(self.object_key(&entry_key(job, &stored.url)))
-            .content_type("application/json")
-            .body(ByteStream::from(body))
+            .key(full)
             .send()
             .await
-            .map_err(|e| {
-                self.err(AwsError::sdk("PutObject", e))
-                    .with_url(&stored.url)
-            })?;
-        Ok(())
+        {
+            Ok(o) => o,
+            Err(e) => {
+                let e = AwsError::sdk("HeadObject", e);
+                return match e.status() {
+                    Some(404) => Ok(None),
+                    _ => Err(self.err(e)),
+                };
+            }
+        };
+        let meta = out.metadata();
+        let (Some(url), Some(hash)) = (
+            meta.and_then(|m| m.get(META_URL)),
+            meta.and_then(|m| m.get(META_HASH)),
+        ) else {
+            return Ok(None);
+        };
+        let url = url::Url::parse(url).map_err(|e| {
+            self.err(AwsError::Malformed {
+                what: format!("url metadata of {full}"),
+                detail: e.to_string(),
+            })
+        })?;
+        let rel = match self.prefix.is_empty() {
+            true => full.to_owned(),
+            false => full
+                .strip_prefix(&format!("{}/", self.prefix))
+                .unwrap_or(full)
+                .to_owned(),
+        };
+        Ok(Some(StoredDoc::new(url, rel, hash.clone())))
+    }
+
+    /// Every document of `job`, from its listing (one ListObjectsV2 a 1,000 keys, one
+    /// HeadObject a document).
+    async fn find_all(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
+        let mut found = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.list_page(job, after.as_deref(), LIST_PAGE).await?;
+            found.extend(page.docs);
+            match page.next {
+                Some(n) => after = Some(n),
+                None => return Ok(found),
+            }
+        }
+    }
+
+    /// Records where this sink just stored a document, in the URL index if it is `job`'s.
+    fn index_put(&self, job: &JobId, stored: &StoredDoc) {
+        self.index.insert(job, stored);
     }
 
     /// Every full key under `prefix`, page by page (ListObjectsV2, 1,000 keys a page).
@@ -344,37 +392,27 @@ impl Sink for S3Sink {
     async fn put(&self, doc: &Document) -> Result<StoredDoc> {
         let (plain, hashed) = document_keys(doc);
         self.check_key_len(&hashed, doc)?;
-        let entry = self
-            .get_object(&self.object_key(&entry_key(&doc.job, &doc.meta.url)))
+        // The URL's key is found from the documents themselves: the plain key is claimed
+        // (`If-None-Match: *`); held, its `url` metadata says whether by this URL (a re-put:
+        // overwrite it) or another (the hashed key, which only this URL can take).
+        let key = match self
+            .put_document(&self.object_key(&plain), doc, true)
             .await?
-            .and_then(|b| serde_json::from_slice::<StoredDoc>(&b).ok())
-            .filter(|s| s.url == doc.meta.url);
-        let key = match entry {
-            // This URL already has a key: keep it (idempotent re-put).
-            Some(existing) => {
-                self.put_document(&self.object_key(&existing.key), doc, false)
+        {
+            Claim::Won => plain,
+            Claim::HeldBy(Some(u)) if u == encode(doc.meta.url.as_str()) => {
+                self.put_document(&self.object_key(&plain), doc, false)
                     .await?;
-                existing.key
+                plain
             }
-            None => match self
-                .put_document(&self.object_key(&plain), doc, true)
-                .await?
-            {
-                Claim::Won => plain,
-                Claim::HeldBy(Some(u)) if u == encode(doc.meta.url.as_str()) => {
-                    self.put_document(&self.object_key(&plain), doc, false)
-                        .await?;
-                    plain
-                }
-                Claim::HeldBy(_) => {
-                    self.put_document(&self.object_key(&hashed), doc, false)
-                        .await?;
-                    hashed
-                }
-            },
+            Claim::HeldBy(_) => {
+                self.put_document(&self.object_key(&hashed), doc, false)
+                    .await?;
+                hashed
+            }
         };
         let stored = StoredDoc::new(doc.meta.url.clone(), key, doc.content_hash());
-        self.put_entry(&stored, &doc.job).await?;
+        self.index_put(&doc.job, &stored);
         Ok(stored)
     }
 
@@ -382,16 +420,18 @@ impl Sink for S3Sink {
         self.get_object(&self.object_key(key)).await
     }
 
-    /// In the order of the manifest entries' keys (`{job}/.manifest/{sha256(url)}.json`),
-    /// one ListObjectsV2 request a page (at most 1,000 keys) with `StartAfter` the cursor,
-    /// which is the last entry key listed.
+    /// In key order: one ListObjectsV2 request a page (at most 1,000 keys, `StartAfter`
+    /// the cursor, which is the last key listed) over the job's prefix, keeping the
+    /// documents (`{domain}/...` keys; aux objects and dot folders are not), and one
+    /// HeadObject a document for its `url` and `content-hash` metadata: the documents are
+    /// their own manifest entries. A page may hold fewer documents than keys listed.
     async fn list_page(
         &self,
         job: &JobId,
         after: Option<&str>,
         limit: usize,
     ) -> Result<crawl_core::DocPage> {
-        let dir = self.object_key(&format!("{job}/{ENTRY_DIR}/"));
+        let dir = self.object_key(&job_prefix(job));
         let mut req = self
             .client
             .list_objects_v2()
@@ -420,24 +460,14 @@ impl Sink for S3Sink {
             Some(last) if page.is_truncated().unwrap_or(false) => Some(last.clone()),
             _ => None,
         };
-        let docs: Vec<Option<StoredDoc>> = futures::stream::iter(keys)
-            .map(|k| async move {
-                let bytes = self.get_object(&k).await?;
-                match bytes {
-                    None => Ok(None),
-                    Some(b) => serde_json::from_slice::<StoredDoc>(&b)
-                        .map(Some)
-                        .map_err(|e| {
-                            self.err(AwsError::Malformed {
-                                what: format!("manifest entry {k}"),
-                                detail: e.to_string(),
-                            })
-                        }),
-                }
-            })
-            .buffered(LIST_CONCURRENCY)
-            .try_collect()
-            .await?;
+        let docs: Vec<Option<StoredDoc>> = futures::stream::iter(
+            keys.into_iter()
+                .filter(|k| k.strip_prefix(&dir).is_some_and(is_document)),
+        )
+        .map(|k| async move { self.entry_of(&k).await })
+        .buffered(LIST_CONCURRENCY)
+        .try_collect()
+        .await?;
         Ok(crawl_core::DocPage::new(
             docs.into_iter().flatten().collect(),
             next,
@@ -471,7 +501,7 @@ impl Sink for S3Sink {
         self.put_document(&self.object_key(&stored.key), doc, false)
             .await?;
         let out = StoredDoc::new(doc.meta.url.clone(), stored.key.clone(), doc.content_hash());
-        self.put_entry(&out, &doc.job).await?;
+        self.index_put(&doc.job, &out);
         Ok(out)
     }
 
@@ -479,20 +509,33 @@ impl Sink for S3Sink {
         self.write_manifest(job).await.map(|_| ())
     }
 
+    /// Finds the URL's document through the job's URL index (see [`UrlIndex`]): built from
+    /// one listing of the job (a HeadObject a document) the first time this sink removes
+    /// from the job, then kept up to date by this sink's own writes; a hit is checked
+    /// against the object's metadata before it is deleted, and a stale index is rebuilt.
     async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
-        let entry_full = self.object_key(&entry_key(job, url));
-        let Some(entry) = self
-            .get_object(&entry_full)
-            .await?
-            .and_then(|b| serde_json::from_slice::<StoredDoc>(&b).ok())
-            .filter(|s| &s.url == url)
-        else {
+        let mut found = Vec::new();
+        if let Some(keys) = self.index.lookup(job, url) {
+            for k in keys {
+                match self.entry_of(&self.object_key(&k)).await? {
+                    Some(d) if &d.url == url => found.push(d),
+                    _ => {}
+                }
+            }
+        }
+        if found.is_empty() && self.index.stale(job) {
+            let docs = self.find_all(job).await?;
+            found = docs.iter().filter(|d| &d.url == url).cloned().collect();
+            self.index.rebuild(job, docs);
+        }
+        let Some(first) = found.first().cloned() else {
             return Ok(None);
         };
-        // The document first: a retry after a failure between the two finds the entry.
-        self.delete_batch(vec![self.object_key(&entry.key)]).await?;
-        self.delete_batch(vec![entry_full]).await?;
-        Ok(Some(entry))
+        // Every key the URL holds (two only if its title changed between puts).
+        self.delete_batch(found.iter().map(|d| self.object_key(&d.key)).collect())
+            .await?;
+        self.index.forget(job, url);
+        Ok(Some(first))
     }
 
     async fn delete_aux(&self, job: &JobId, name: &str) -> Result<()> {

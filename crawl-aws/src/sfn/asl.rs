@@ -15,9 +15,47 @@ pub const MAX_CONCURRENCY: u32 = 50;
 pub const PLANNED_HOST_RATE: f64 = 2.0;
 
 /// The time a batch of pages is planned to take, in seconds: well inside Express's
-/// 5-minute limit. The scrape handler also stops starting pages after
-/// `lambda::BATCH_TIME_BUDGET` (150 s), for slow origins.
+/// 5-minute limit. The scrape handler also stops starting pages once the batch's child
+/// execution has run [`BATCH_BUDGET_SECS`], for slow origins.
 pub const BATCH_PLANNED_SECS: f64 = 120.0;
+
+/// Express's limit on a child execution's duration, in seconds.
+pub const EXPRESS_LIMIT_SECS: f64 = 300.0;
+
+/// The batch's time budget, in seconds from the start of its Express child execution (all
+/// its attempts): no page is started after it (`lambda::BATCH_TIME_BUDGET`).
+pub const BATCH_BUDGET_SECS: u64 = 150;
+
+/// The longest a page started just before the budget runs, in seconds: its fetch timeout
+/// (30 s) times its 3 attempts, their backoff (5 s), and the host slot's wait at
+/// [`MAX_CONCURRENCY`] workers sharing one host at [`PLANNED_HOST_RATE`] (25 s).
+pub const PAGE_MAX_SECS: f64 = 30.0 * 3.0 + 5.0 + MAX_CONCURRENCY as f64 / PLANNED_HOST_RATE;
+
+/// An attempt of a batch past its budget, in seconds: it starts no page, only reads the
+/// job, robots and the batch's earlier report and writes the report (a cold start
+/// included).
+pub const LATE_ATTEMPT_SECS: f64 = 3.0;
+
+/// The longest the Express child of a batch can run under `definition`'s ScrapePage Retry,
+/// in seconds: the budget, the page started just before it ([`PAGE_MAX_SECS`]), then every
+/// retry's largest delay (no jitter) and a late attempt ([`LATE_ATTEMPT_SECS`]) each. A test
+/// checks it stays within [`EXPRESS_LIMIT_SECS`].
+pub fn worst_child_secs(definition: &Value) -> f64 {
+    let task =
+        &definition["States"][states::SCRAPE_LEVEL]["ItemProcessor"]["States"][states::SCRAPE_PAGE];
+    let mut secs = BATCH_BUDGET_SECS as f64 + PAGE_MAX_SECS;
+    for rule in task["Retry"].as_array().into_iter().flatten() {
+        let interval = rule["IntervalSeconds"].as_f64().unwrap_or(1.0);
+        let backoff = rule["BackoffRate"].as_f64().unwrap_or(2.0);
+        let cap = rule["MaxDelaySeconds"].as_f64().unwrap_or(f64::INFINITY);
+        let attempts = rule["MaxAttempts"].as_u64().unwrap_or(3);
+        for i in 0..attempts {
+            let delay = (interval * backoff.powi(i32::try_from(i).unwrap_or(i32::MAX))).min(cap);
+            secs += delay + LATE_ATTEMPT_SECS;
+        }
+    }
+    secs
+}
 
 /// A page's own work in a batch, planned: fetch, extract, store take ≈ 0.2 s (measured by
 /// tests/sfn_e2e.rs), a Chromium render (render `auto` or `always`, the container-image
@@ -150,6 +188,33 @@ fn retry() -> Value {
     ])
 }
 
+/// The ScrapePage Task's Retry, inside an Express child: short and few, so that the child's
+/// attempts, the budget's last page included, end inside Express's 5 minutes
+/// ([`worst_child_secs`]). A batch that still fails leaves the report of the pages it
+/// finished; the plan step counts the rest as `worker_failed`.
+fn scrape_retry() -> Value {
+    let mut transient: Vec<&str> = vec![ERR_TRANSIENT];
+    transient.extend_from_slice(LAMBDA_SERVICE_ERRORS);
+    json!([
+        {
+            "ErrorEquals": [ERR_THROTTLED],
+            "IntervalSeconds": 1,
+            "MaxAttempts": 2,
+            "BackoffRate": 2.0,
+            "MaxDelaySeconds": 4,
+            "JitterStrategy": "FULL"
+        },
+        {
+            "ErrorEquals": transient,
+            "IntervalSeconds": 1,
+            "MaxAttempts": 2,
+            "BackoffRate": 2.0,
+            "MaxDelaySeconds": 4,
+            "JitterStrategy": "FULL"
+        }
+    ])
+}
+
 /// Finalise's Retry: [`retry`] plus [`FINALISE_RETRY_ERRORS`] for about ten minutes (twice the
 /// ingestion lease on average under full jitter; 20 minutes at most).
 fn finalise_retry() -> Value {
@@ -192,10 +257,16 @@ fn task(resource: &str, next: &str) -> Value {
 /// children, and the same grouping done by their harness on the ItemReader's read), so the
 /// handler code path is the one deployed.
 pub fn state_machine(opts: &SfnOptions) -> Value {
+    // The child's start time goes with the batch: the handler's time budget runs from it,
+    // so a retried batch does not start the clock again.
     let scrape = json!({
         "Type": "Task",
         "Resource": opts.scrape_function,
-        "Retry": retry(),
+        "Parameters": {
+            "Items.$": "$.Items",
+            "ExecutionStartTime.$": "$$.Execution.StartTime"
+        },
+        "Retry": scrape_retry(),
         "End": true
     });
     json!({

@@ -28,8 +28,9 @@ pub fn execution_input(
 }
 
 pub use asl::{
-    batch_size_for, state_machine, states, SfnOptions, BATCH_PLANNED_SECS, MAX_CONCURRENCY,
-    MAX_ITEMS_PER_BATCH, PAGE_PLANNED_SECS, PLANNED_HOST_RATE,
+    batch_size_for, state_machine, states, worst_child_secs, SfnOptions, BATCH_BUDGET_SECS,
+    BATCH_PLANNED_SECS, EXPRESS_LIMIT_SECS, LATE_ATTEMPT_SECS, MAX_CONCURRENCY,
+    MAX_ITEMS_PER_BATCH, PAGE_MAX_SECS, PAGE_PLANNED_SECS, PLANNED_HOST_RATE,
 };
 pub use errors::{
     HandlerError, ALL_ERRORS, ERR_INGEST_BUSY, ERR_INTERNAL, ERR_INVALID, ERR_JOB_FAILED,

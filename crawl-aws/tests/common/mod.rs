@@ -47,6 +47,19 @@ pub async fn sink(endpoint: &str, prefix: &str) -> S3Sink {
     s
 }
 
+/// Another S3 sink (as another process would have) on an existing bucket.
+pub async fn sink_of(endpoint: &str, bucket: &str, prefix: &str) -> S3Sink {
+    S3Sink::builder()
+        .bucket(bucket)
+        .prefix(prefix)
+        .endpoint_url(endpoint)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .expect("build sink")
+}
+
 /// A dedup store on a fresh table.
 pub async fn dedup(endpoint: &str, clock: Option<DynClock>) -> DynamoDedup {
     let mut b = DynamoDedup::builder()

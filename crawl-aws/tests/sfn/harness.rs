@@ -98,7 +98,10 @@ async fn webhook_handler(
 /// The deployed state machine rewritten for moto, which runs neither `ItemBatcher` nor
 /// EXPRESS children: the map's `ItemBatcher` is removed and its children run as STANDARD;
 /// the harness's proxy then does the batcher's grouping where moto can run it, on the
-/// ItemReader's read of the level list (see [`Harness::set_batch_size`]). Returns the
+/// ItemReader's read of the level list (see [`Harness::set_batch_size`]). moto runs a
+/// map's children inside the parent, whose `$$.Execution.StartTime` they see: the
+/// ScrapePage Task's `ExecutionStartTime` is left out (the handler then budgets from its
+/// invocation's start; tests/lambda_finalise.rs covers the child's budget). Returns the
 /// definition and the batch size it had.
 pub fn for_moto(mut def: Value) -> (Value, usize) {
     let map = &mut def["States"][crawl_aws::sfn::states::SCRAPE_LEVEL];
@@ -109,6 +112,16 @@ pub fn for_moto(mut def: Value) -> (Value, usize) {
     let cfg = &mut map["ItemProcessor"]["ProcessorConfig"];
     assert_eq!(cfg["ExecutionType"], "EXPRESS");
     cfg["ExecutionType"] = json!("STANDARD");
+    let params =
+        &mut map["ItemProcessor"]["States"][crawl_aws::sfn::states::SCRAPE_PAGE]["Parameters"];
+    assert!(
+        params
+            .as_object_mut()
+            .unwrap()
+            .remove("ExecutionStartTime.$")
+            .is_some(),
+        "the deployed ScrapePage passes its child's start time"
+    );
     (def, size)
 }
 

@@ -20,7 +20,7 @@ use crate::page::{Document, StoredDoc};
 ///   bytes, and the manifest lists it once.
 /// - `get` returns the stored bytes of a key.
 /// - `list_page` pages through the job's documents in an order the backend chooses and keeps
-///   (memory and filesystem: by URL; S3: by its manifest entries' keys): starting right after
+///   (memory and filesystem: by URL; S3: by document key): starting right after
 ///   the cursor `after` (`None`: from the start), at most `limit` documents (at least one is
 ///   asked for: `0` counts as `1`), and `next`, the cursor of the following page, `None`
 ///   after the last. A page may hold fewer than `limit` documents (even none) while `next`
