@@ -2,7 +2,9 @@
 //! next slot with an update in DynamoDB (one write unit while the host is busy, no read),
 //! then sleeps until it.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -42,6 +44,11 @@ pub struct DynamoHostLimiter {
     interval: Option<Duration>,
     policies: HostPolicies,
     max_crawl_delay: Duration,
+    /// Per origin, the next slot as this limiter last left it: when that has passed, the
+    /// origin is most likely idle and the idle update is tried first.
+    last_next: Mutex<HashMap<String, i64>>,
+    #[cfg(test)]
+    updates: std::sync::atomic::AtomicUsize,
 }
 
 impl fmt::Debug for DynamoHostLimiter {
@@ -70,6 +77,9 @@ impl DynamoHostLimiter {
             interval,
             policies: HostPolicies::new(),
             max_crawl_delay: Duration::ZERO,
+            last_next: Mutex::default(),
+            #[cfg(test)]
+            updates: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -104,71 +114,103 @@ impl DynamoHostLimiter {
         ))
     }
 
-    /// The slot (Unix milliseconds) taken for one request to `origin`.
+    /// The slot (Unix milliseconds) taken for one request to `origin`. Whichever of the two
+    /// updates is likely to succeed goes first: the idle one when the next slot this limiter
+    /// last saw has passed (a worker whose own requests are further apart than the interval
+    /// finds the origin idle), else the busy one. A wrong guess costs the other update too.
     async fn take_slot(&self, origin: &str, interval: Duration) -> Result<i64> {
-        let err = |e: AwsError| e.into_core(self);
         let step = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
-        let is_ccf = |e: &AwsError| e.code() == Some("ConditionalCheckFailedException");
+        let mut idle_first = self
+            .last_next
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(origin)
+            .is_some_and(|&next| next < now_ms());
         for _ in 0..ATTEMPTS {
             let now = now_ms();
-            let busy = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key(PK, s(PARTITION))
-                .key(SK, s(origin))
-                .update_expression("SET #n = #n + :step, #e = :exp")
-                .condition_expression("#n >= :now")
-                .expression_attribute_names("#n", NEXT)
-                .expression_attribute_names("#e", EXPIRES)
-                .expression_attribute_values(":step", n(step))
-                .expression_attribute_values(":now", n(now))
-                .expression_attribute_values(":exp", n(now / 1000 + 3600))
-                .return_values(ReturnValue::UpdatedOld)
-                .send()
-                .await;
-            match busy {
-                Ok(out) => {
-                    return Ok(out.attributes().and_then(|a| get_n(a, NEXT)).unwrap_or(now));
-                }
-                Err(e) => {
-                    let e = AwsError::sdk("UpdateItem", e);
-                    if !is_ccf(&e) {
-                        return Err(err(e));
-                    }
-                }
+            let taken = match idle_first {
+                true => self.take_idle(origin, step, now).await?,
+                false => self.take_busy(origin, step, now).await?,
+            };
+            if let Some(slot) = taken {
+                self.last_next
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(origin.to_owned(), slot.saturating_add(step));
+                return Ok(slot);
             }
-            let idle = self
-                .client
-                .update_item()
-                .table_name(&self.table)
-                .key(PK, s(PARTITION))
-                .key(SK, s(origin))
-                .update_expression("SET #n = :next, #e = :exp")
-                .condition_expression("attribute_not_exists(#n) OR #n < :now")
-                .expression_attribute_names("#n", NEXT)
-                .expression_attribute_names("#e", EXPIRES)
-                .expression_attribute_values(":next", n(now.saturating_add(step)))
-                .expression_attribute_values(":now", n(now))
-                .expression_attribute_values(":exp", n(now / 1000 + 3600))
-                .send()
-                .await;
-            match idle {
-                Ok(_) => return Ok(now),
-                // Another worker took the idle slot first: the origin is busy now.
-                Err(e) => {
-                    let e = AwsError::sdk("UpdateItem", e);
-                    if !is_ccf(&e) {
-                        return Err(err(e));
-                    }
-                }
-            }
+            idle_first = !idle_first;
         }
         Err(Error::new(
             ErrorKind::Storage,
             format!("{self}: no slot for {origin} after {ATTEMPTS} attempts"),
         )
         .with_temporary(true))
+    }
+
+    /// The origin's next slot when it is busy (ahead of `now`), moved on by one interval
+    /// atomically; `None` when it is idle.
+    async fn take_busy(&self, origin: &str, step: i64, now: i64) -> Result<Option<i64>> {
+        #[cfg(test)]
+        self.updates
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let busy = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(PARTITION))
+            .key(SK, s(origin))
+            .update_expression("SET #n = #n + :step, #e = :exp")
+            .condition_expression("#n >= :now")
+            .expression_attribute_names("#n", NEXT)
+            .expression_attribute_names("#e", EXPIRES)
+            .expression_attribute_values(":step", n(step))
+            .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":exp", n(now / 1000 + 3600))
+            .return_values(ReturnValue::UpdatedOld)
+            .send()
+            .await;
+        match busy {
+            Ok(out) => Ok(Some(
+                out.attributes().and_then(|a| get_n(a, NEXT)).unwrap_or(now),
+            )),
+            Err(e) => self.lost_race(AwsError::sdk("UpdateItem", e)),
+        }
+    }
+
+    /// `now` as the origin's slot when it is idle (no slot ahead of `now`); `None` when it
+    /// is busy (another worker took it first).
+    async fn take_idle(&self, origin: &str, step: i64, now: i64) -> Result<Option<i64>> {
+        #[cfg(test)]
+        self.updates
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let idle = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(PARTITION))
+            .key(SK, s(origin))
+            .update_expression("SET #n = :next, #e = :exp")
+            .condition_expression("attribute_not_exists(#n) OR #n < :now")
+            .expression_attribute_names("#n", NEXT)
+            .expression_attribute_names("#e", EXPIRES)
+            .expression_attribute_values(":next", n(now.saturating_add(step)))
+            .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":exp", n(now / 1000 + 3600))
+            .send()
+            .await;
+        match idle {
+            Ok(_) => Ok(Some(now)),
+            Err(e) => self.lost_race(AwsError::sdk("UpdateItem", e)),
+        }
+    }
+
+    /// A failed condition is `None` (the other update's turn); any other error is an error.
+    fn lost_race(&self, e: AwsError) -> Result<Option<i64>> {
+        match e.code() == Some("ConditionalCheckFailedException") {
+            true => Ok(None),
+            false => Err(e.into_core(self)),
+        }
     }
 }
 
@@ -240,5 +282,37 @@ mod tests {
         for pair in sorted.windows(2) {
             assert!(pair[1] - pair[0] >= 200, "slots too close: {sorted:?}");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_worker_slower_than_the_interval_takes_each_slot_in_one_update() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let dedup = test_moto::dedup(&ep).await;
+        let req = crawl_core::CrawlRequest::builder("http://example.test/")
+            .build()
+            .unwrap();
+        let inner: DynFetcher =
+            std::sync::Arc::new(crawl_core::http::HttpFetcher::for_request(&req).unwrap());
+        let interval = Duration::from_millis(50);
+        let limiter = DynamoHostLimiter::new(inner, &dedup, Some(interval));
+        let origin = "http://idle.example.test";
+        let mut slots = Vec::new();
+        for _ in 0..6 {
+            slots.push(limiter.take_slot(origin, interval).await.unwrap());
+            // The worker's own work between two requests: longer than the interval, so the
+            // origin is idle at each request.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        for pair in slots.windows(2) {
+            assert!(pair[1] - pair[0] >= 50, "slots too close: {slots:?}");
+        }
+        // Busy first, as before, costs a failed update and the idle one at every request: 12.
+        let updates = limiter.updates.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            updates <= 7,
+            "{updates} updates for 6 requests to an idle origin"
+        );
     }
 }
