@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use crawl_core::keys::{aux_key, choose_key_by, document_keys, job_prefix};
-use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
+use crawl_core::{
+    AuxWriter, Capabilities, Document, DynAuxWriter, Error, ErrorKind, JobId, Result, Sink,
+    StoredDoc,
+};
 
 #[derive(Debug, thiserror::Error)]
 enum FsError {
@@ -418,6 +421,26 @@ impl Sink for FsSink {
         .await
     }
 
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        use std::io::{Read, Seek};
+        let path = self.path_of(key)?;
+        blocking(move || {
+            let mut f = match std::fs::File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io("open", &path)(e)),
+            };
+            f.seek(std::io::SeekFrom::Start(offset))
+                .map_err(io("read", &path))?;
+            let mut out = Vec::new();
+            f.take(u64::try_from(len).unwrap_or(u64::MAX))
+                .read_to_end(&mut out)
+                .map_err(io("read", &path))?;
+            Ok(Some(out))
+        })
+        .await
+    }
+
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
         let path = self.manifest_path(job);
         blocking(move || list_manifest(&path, 0)).await
@@ -528,8 +551,85 @@ impl Sink for FsSink {
         Ok(key)
     }
 
+    /// A temp file in the object's folder, renamed over the object at `finish`.
+    async fn aux_writer<'a>(&'a self, job: &JobId, name: &str) -> Result<DynAuxWriter<'a>> {
+        let key = aux_key(job, name)?;
+        let path = self.path_of(&key)?;
+        let held = self.gate(job)?.read_owned().await;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+        let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
+        let t = tmp.clone();
+        let file = blocking(move || {
+            std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+            std::fs::File::create(&t).map_err(io("create", &t))
+        })
+        .await?;
+        Ok(Box::new(FsAuxWriter {
+            file: Some(std::io::BufWriter::new(file)),
+            tmp,
+            path,
+            key,
+            _held: held,
+        }))
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::DURABLE
+    }
+}
+
+/// [`FsSink::aux_writer`]'s writer: the job's gate is held until it ends, so `delete_job`
+/// waits for it; dropped unfinished, it removes its temp file.
+struct FsAuxWriter {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    key: String,
+    _held: tokio::sync::OwnedRwLockReadGuard<()>,
+}
+
+#[async_trait]
+impl AuxWriter for FsAuxWriter {
+    async fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        let Some(mut w) = self.file.take() else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "aux writer used after an error",
+            ));
+        };
+        let (data, tmp) = (bytes.to_vec(), self.tmp.clone());
+        let w = blocking(move || {
+            w.write_all(&data).map_err(io("write", &tmp))?;
+            Ok(w)
+        })
+        .await?;
+        self.file = Some(w);
+        Ok(())
+    }
+
+    async fn finish(mut self: Box<Self>) -> Result<String> {
+        let Some(w) = self.file.take() else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "aux writer used after an error",
+            ));
+        };
+        let (tmp, path) = (self.tmp.clone(), self.path.clone());
+        blocking(move || {
+            w.into_inner()
+                .map_err(|e| io("write", &tmp)(e.into_error()))?;
+            std::fs::rename(&tmp, &path).map_err(io("rename", &path))
+        })
+        .await?;
+        Ok(std::mem::take(&mut self.key))
+    }
+}
+
+impl Drop for FsAuxWriter {
+    fn drop(&mut self) {
+        // After a rename the temp file is gone: removing it is a harmless miss.
+        self.file.take();
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 
