@@ -11,12 +11,14 @@
 //! The site and the webhook's receiver are served by a child process (this program run
 //! with `--serve`), so the heap counted is the crawler's alone.
 //!
-//! Measured (debug build, 1,000 / 5,000 / 10,000 pages): whole crawl +1.12 / +1.22 /
-//! +1.48 MiB, without a hand-off +0.92 / +0.96 / +1.45 MiB (before the filesystem sink's
+//! Measured (debug build, 1,000 / 5,000 / 10,000 pages): whole crawl +1.10 / +1.22 /
+//! +1.57 MiB, without a hand-off +0.88 / +0.96 / +1.45 MiB (before the filesystem sink's
 //! index went to disk and redb's cache from 2 MiB to 256 KiB: +1.25 / +2.49 / +3.90 MiB
-//! and +1.09 / +2.24 / +3.86 MiB); the hand-off alone: webhook
-//! +0.68 / +0.78 / +0.82 MiB (the diff listed whole first: +0.98 / +2.17 / +3.56 MiB),
-//! `ChunkIngestor` +1.03 / +6.26 / +12.22 MiB (its `chunks.jsonl` is built in memory).
+//! and +1.09 / +2.24 / +3.86 MiB); the hand-off alone: webhook +0.68 / +0.78 / +0.79 MiB
+//! (the diff listed whole first: +0.98 / +2.58 / +4.65 MiB), `ChunkIngestor` +0.51 /
+//! +0.58 / +0.65 MiB (streamed with `Sink::aux_writer`; built in memory before: +1.03 /
+//! +6.26 / +12.22 MiB); a run of a source's hand-off +0.71 / +0.80 / +0.82 MiB (its
+//! `changes.jsonl` read whole first: +0.90 / +1.95 / +3.94 MiB).
 //! Last, a run of a source's hand-off: a `changes.jsonl` adding every stored page, read
 //! from the sink in windows, and (the old way) read whole first.
 
