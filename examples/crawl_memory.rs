@@ -11,10 +11,16 @@
 //! The site and the webhook's receiver are served by a child process (this program run
 //! with `--serve`), so the heap counted is the crawler's alone.
 //!
-//! Measured (debug build, 1,000 / 5,000 / 10,000 pages): whole crawl +1.25 / +2.49 /
-//! +3.90 MiB, without a hand-off +1.09 / +2.24 / +3.86 MiB; the hand-off alone: webhook
-//! +0.68 / +0.78 / +0.82 MiB (the diff listed whole first: +0.98 / +2.17 / +3.56 MiB),
-//! `ChunkIngestor` +1.03 / +6.26 / +12.22 MiB (its `chunks.jsonl` is built in memory).
+//! Measured (debug build, 1,000 / 5,000 / 10,000 pages): whole crawl +1.10 / +1.22 /
+//! +1.57 MiB, without a hand-off +0.88 / +0.96 / +1.45 MiB (before the filesystem sink's
+//! index went to disk and redb's cache from 2 MiB to 256 KiB: +1.25 / +2.49 / +3.90 MiB
+//! and +1.09 / +2.24 / +3.86 MiB); the hand-off alone: webhook +0.68 / +0.78 / +0.79 MiB
+//! (the diff listed whole first: +0.98 / +2.58 / +4.65 MiB), `ChunkIngestor` +0.51 /
+//! +0.58 / +0.65 MiB (streamed with `Sink::aux_writer`; built in memory before: +1.03 /
+//! +6.26 / +12.22 MiB); a run of a source's hand-off +0.71 / +0.80 / +0.82 MiB (its
+//! `changes.jsonl` read whole first: +0.90 / +1.95 / +3.94 MiB).
+//! Last, a run of a source's hand-off: a `changes.jsonl` adding every stored page, read
+//! from the sink in windows, and (the old way) read whole first.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, ExitCode, Stdio};
@@ -251,6 +257,22 @@ async fn crawl(addr: &str, pages: usize) -> Result<(), Box<dyn std::error::Error
     })
     .await;
     r?;
+    // A run of a source's hand-off: its `changes.jsonl` (one line a stored page) read in
+    // windows from the sink, and, the old way, read whole first.
+    let (run_rec, changes_key) = run_of_source(&sink, &rec).await?;
+    let (r, run_peak) = peak_of(async {
+        let diff = kb_crawl::engine::stored_diff(sink.as_ref(), &run_rec).await?;
+        webhook.on_completed(&run_rec, &diff).await
+    })
+    .await;
+    r?;
+    let (r, run_whole_peak) = peak_of(async {
+        let bytes = sink.get(&changes_key).await?.unwrap_or_default();
+        let diff = RunDiff::of_changes(&changes_key, bytes, run_rec.progress.changes)?;
+        webhook.on_completed(&run_rec, &diff).await
+    })
+    .await;
+    r?;
     // The old way: every document listed at once, then handed over.
     let (r, whole_peak) = peak_of(async {
         let diff = RunDiff::all_added(sink.list(&job).await?);
@@ -270,5 +292,49 @@ async fn crawl(addr: &str, pages: usize) -> Result<(), Box<dyn std::error::Error
         mib(chunks_peak),
         mib(whole_peak),
     );
+    println!(
+        "{pages:>6} pages: a run of a source's hand-off to the webhook +{:.2} MiB \
+         (its changes.jsonl read whole first: +{:.2} MiB)",
+        mib(run_peak),
+        mib(run_whole_peak),
+    );
     Ok(())
+}
+
+/// A record of a run of a source that added every document of `rec`'s job, with its
+/// `changes.jsonl` written to the sink (as the engine writes it); returns it and the key.
+async fn run_of_source(
+    sink: &DynSink,
+    rec: &kb_crawl::JobRecord,
+) -> Result<(kb_crawl::JobRecord, String), Box<dyn std::error::Error>> {
+    let run = kb_crawl::JobId::new();
+    let mut req = rec.request.clone();
+    req.sync = Some(kb_crawl::SyncTarget::new(
+        kb_crawl::SourceId::derive("bench", &req.url),
+        rec.id.clone(),
+    ));
+    let mut run_rec = kb_crawl::JobRecord::new(run.clone(), req, rec.started_at);
+    run_rec.progress.changes = kb_crawl::ChangeCounts::new(rec.progress.stored, 0, 0, 0);
+    let mut w = sink.aux_writer(&run, kb_crawl::ChangeLine::FILE).await?;
+    let mut after: Option<String> = None;
+    loop {
+        let page = sink
+            .list_page(&rec.id, after.as_deref(), kb_crawl::LIST_PAGE)
+            .await?;
+        let mut buf = Vec::new();
+        for d in page.docs {
+            let line = serde_json::json!({
+                "url": d.url, "key": d.key, "change": "added", "contentHash": d.content_hash,
+            });
+            buf.extend_from_slice(line.to_string().as_bytes());
+            buf.push(b'\n');
+        }
+        w.write(&buf).await?;
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let key = w.finish().await?;
+    Ok((run_rec, key))
 }

@@ -13,6 +13,7 @@ use time::OffsetDateTime;
 use url::Url;
 
 use crate::clock::ManualClock;
+use crate::error::ErrorKind;
 use crate::job::{
     Ingestion, IngestionClaim, IngestionState, JobId, JobRecord, JobStatus, PageOutcome,
 };
@@ -201,7 +202,95 @@ pub async fn sink_suite(s: Arc<dyn Sink>) {
         sink_aux(r).await;
         sink_remove_one(r).await;
         sink_paging(r).await;
+        sink_aux_stream(r).await;
     }
+}
+
+async fn key_len(key: &str, s: &dyn Sink) -> u64 {
+    s.get(key).await.expect("get").map_or(0, |b| b.len() as u64)
+}
+
+/// `aux_writer`: the object appears whole at `finish` (the previous one stays until then),
+/// as `put_aux` of the same bytes would make it; a writer dropped unfinished changes
+/// nothing; a bad name is refused. `get_range` reads slices of it.
+pub async fn sink_aux_stream(s: &dyn Sink) {
+    let job = JobId::new();
+    let old = b"old\n".to_vec();
+    let key = s
+        .put_aux(&job, "stream.jsonl", old.clone())
+        .await
+        .expect("put_aux");
+    let parts: Vec<Vec<u8>> = (0..40u8)
+        .map(|i| vec![b'a' + i % 26; 1 + 7919 * usize::from(i % 5)])
+        .collect();
+    let mut w = s
+        .aux_writer(&job, "stream.jsonl")
+        .await
+        .expect("aux_writer");
+    for p in &parts {
+        w.write(p).await.expect("write");
+        assert_eq!(
+            s.get(&key).await.expect("get").as_deref(),
+            Some(&old[..]),
+            "{s}: a streamed object showed before finish"
+        );
+    }
+    assert_eq!(w.finish().await.expect("finish"), key, "{s}: streamed key");
+    let whole = parts.concat();
+    assert_eq!(
+        s.get(&key).await.expect("get"),
+        Some(whole.clone()),
+        "{s}: streamed bytes"
+    );
+
+    let mut w = s
+        .aux_writer(&job, "stream.jsonl")
+        .await
+        .expect("aux_writer");
+    w.write(b"never\n").await.expect("write");
+    drop(w);
+    assert_eq!(
+        s.get(&key).await.expect("get"),
+        Some(whole),
+        "{s}: a dropped writer wrote"
+    );
+
+    let empty = s.aux_writer(&job, "empty.txt").await.expect("aux_writer");
+    let k = empty.finish().await.expect("finish of nothing");
+    assert_eq!(
+        s.get(&k).await.expect("get"),
+        Some(Vec::new()),
+        "{s}: empty object"
+    );
+
+    let size = key_len(&key, s).await;
+    for (offset, len) in [
+        (0u64, 5usize),
+        (7919, 20_000),
+        (size - 3, 10),
+        (size + 9, 4),
+    ] {
+        let got = s.get_range(&key, offset, len).await.expect("get_range");
+        let all = s.get(&key).await.expect("get").unwrap_or_default();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
+        let want = all[start..start.saturating_add(len).min(all.len())].to_vec();
+        assert_eq!(got, Some(want), "{s}: get_range({offset}, {len})");
+    }
+    assert_eq!(
+        s.get_range(&format!("{job}/missing.txt"), 0, 4)
+            .await
+            .expect("get_range"),
+        None,
+        "{s}: get_range of no object"
+    );
+
+    let err = s
+        .aux_writer(&job, "../x")
+        .await
+        .err()
+        .expect("a bad aux name is refused");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{s}: {err}");
+    s.delete_job(&job).await.expect("delete_job");
 }
 
 /// Follows `list_page` to the end with pages of `limit`, checking each page's size.

@@ -68,7 +68,12 @@ enum From<'a> {
     Job { sink: &'a dyn Sink, job: JobId },
     /// The lines of a run's `changes.jsonl` (named `name`).
     Changes { name: Arc<str>, bytes: Arc<[u8]> },
+    /// The lines of a run's `changes.jsonl` at `key` of this sink, read a window at a time.
+    ChangesIn { sink: &'a dyn Sink, key: Arc<str> },
 }
+
+/// Bytes of each ranged read of a `changes.jsonl` in a sink ([`RunDiff::of_changes_in`]).
+pub const CHANGES_WINDOW: usize = 64 << 10;
 
 impl Default for RunDiff<'_> {
     fn default() -> Self {
@@ -134,6 +139,37 @@ impl<'a> RunDiff<'a> {
             },
             page: LIST_PAGE,
         })
+    }
+
+    /// The diff a run of a source wrote as `changes.jsonl` at `key` of `sink`, read with
+    /// [`Sink::get_range`] a window of [`CHANGES_WINDOW`] bytes at a time, never whole: as
+    /// [`of_changes`](RunDiff::of_changes), its lines are checked here (one pass), and
+    /// parsed a page at a time as the diff is walked. A missing file is `NotFound`.
+    pub async fn of_changes_in(
+        sink: &'a dyn Sink,
+        key: &str,
+        counts: ChangeCounts,
+    ) -> Result<Self> {
+        if sink.get_range(key, 0, 1).await?.is_none() {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("no {key} in {sink}"),
+            ));
+        }
+        let diff = RunDiff {
+            counts,
+            from: From::ChangesIn {
+                sink,
+                key: key.into(),
+            },
+            page: LIST_PAGE,
+        };
+        let mut at = 0;
+        while changes_page_in(sink, key, DiffSide::Upserts, &mut at, LIST_PAGE)
+            .await?
+            .is_some()
+        {}
+        Ok(diff)
     }
 
     /// Reads at most `n` documents a page (at least 1; default [`LIST_PAGE`]).
@@ -241,6 +277,19 @@ impl DiffPages<'_, '_> {
                         return Ok(Some(page.docs));
                     }
                 }
+                (From::ChangesIn { sink, key }, at) => {
+                    let mut offset = match at {
+                        Cursor::Offset(i) => *i as u64,
+                        _ => 0,
+                    };
+                    let docs = changes_page_in(*sink, key, self.side, &mut offset, limit).await?;
+                    self.at = Cursor::Offset(usize::try_from(offset).unwrap_or(usize::MAX));
+                    match docs {
+                        None => self.at = Cursor::Done,
+                        Some(docs) if !docs.is_empty() => return Ok(Some(docs)),
+                        Some(_) => {}
+                    }
+                }
                 (From::Changes { .. }, at) => {
                     let mut offset = match at {
                         Cursor::Offset(i) => *i,
@@ -282,16 +331,67 @@ fn changes_page(
         if line.is_empty() {
             continue;
         }
-        let l: ChangeLine = serde_json::from_slice(line)
-            .map_err(|e| Error::new(ErrorKind::Storage, format!("{name}: malformed line ({e})")))?;
-        let wanted = match l.change {
-            PageChange::Added | PageChange::Changed => side == DiffSide::Upserts,
-            PageChange::Removed => side == DiffSide::Deletions,
-            PageChange::Unchanged | PageChange::Pending => false,
-        };
-        if wanted {
-            docs.push(StoredDoc::new(l.url, l.key, l.content_hash));
+        docs.extend(change_doc(name, line, side)?);
+    }
+    Ok(Some(docs))
+}
+
+/// The document of one `changes.jsonl` line, if it belongs to `side`.
+fn change_doc(name: &str, line: &[u8], side: DiffSide) -> Result<Option<StoredDoc>> {
+    let l: ChangeLine = serde_json::from_slice(line)
+        .map_err(|e| Error::new(ErrorKind::Storage, format!("{name}: malformed line ({e})")))?;
+    let wanted = match l.change {
+        PageChange::Added | PageChange::Changed => side == DiffSide::Upserts,
+        PageChange::Removed => side == DiffSide::Deletions,
+        PageChange::Unchanged | PageChange::Pending => false,
+    };
+    Ok(wanted.then(|| StoredDoc::new(l.url, l.key, l.content_hash)))
+}
+
+/// As [`changes_page`], from the `changes.jsonl` at `key` of `sink`, read in ranged windows
+/// of [`CHANGES_WINDOW`] bytes from `offset` (the start of the next unread line).
+async fn changes_page_in(
+    sink: &dyn Sink,
+    key: &str,
+    side: DiffSide,
+    offset: &mut u64,
+    limit: usize,
+) -> Result<Option<Vec<StoredDoc>>> {
+    let mut docs = Vec::new();
+    // Bytes read past `offset` that do not end a line yet.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut first = true;
+    while docs.len() < limit {
+        let window = sink
+            .get_range(key, *offset + carry.len() as u64, CHANGES_WINDOW)
+            .await?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no {key} in {sink}")))?;
+        if window.is_empty() {
+            if first {
+                return Ok(None);
+            }
+            // The last line, without its newline.
+            if !carry.iter().all(u8::is_ascii_whitespace) {
+                docs.extend(change_doc(key, &carry, side)?);
+            }
+            *offset += carry.len() as u64;
+            break;
         }
+        first = false;
+        carry.extend_from_slice(&window);
+        let mut used = 0;
+        while docs.len() < limit {
+            let Some(len) = carry[used..].iter().position(|b| *b == b'\n') else {
+                break;
+            };
+            let line = &carry[used..used + len];
+            if !line.is_empty() {
+                docs.extend(change_doc(key, line, side)?);
+            }
+            used += len + 1;
+        }
+        *offset += used as u64;
+        carry.drain(..used);
     }
     Ok(Some(docs))
 }
@@ -358,6 +458,109 @@ mod tests {
         stored.sort_by(|a, b| a.url.cmp(&b.url));
         assert_eq!(got, stored);
         assert!(walk(&diff, DiffSide::Deletions).await.is_empty());
+    }
+
+    /// Forwards to a [`MemorySink`], recording each read: whole (`get`) or ranged.
+    #[derive(Debug, Default)]
+    struct Reads {
+        inner: MemorySink,
+        whole: std::sync::Mutex<Vec<String>>,
+        ranged: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl std::fmt::Display for Reads {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Reads")
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Sink for Reads {
+        async fn put(&self, doc: &crate::Document) -> Result<StoredDoc> {
+            self.inner.put(doc).await
+        }
+        async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.whole.lock().unwrap().push(key.to_owned());
+            self.inner.get(key).await
+        }
+        async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+            let got = self.inner.get_range(key, offset, len).await?;
+            self.ranged
+                .lock()
+                .unwrap()
+                .push(got.as_ref().map_or(0, Vec::len));
+            Ok(got)
+        }
+        async fn list_page(
+            &self,
+            job: &JobId,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<crate::DocPage> {
+            self.inner.list_page(job, after, limit).await
+        }
+        async fn delete_job(&self, job: &JobId) -> Result<usize> {
+            self.inner.delete_job(job).await
+        }
+        async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+            self.inner.put_aux(job, name, bytes).await
+        }
+    }
+
+    /// The hand-off of a run of a source reads its `changes.jsonl` in ranged windows,
+    /// never whole, and gives the same pages as the file read whole (lines cut across
+    /// windows, a last line without its newline).
+    #[tokio::test]
+    async fn a_runs_stored_diff_streams_its_changes_jsonl_in_windows() {
+        let sink = Reads::default();
+        let docs = JobId::new();
+        let mut req = crate::CrawlRequest::builder("https://x.test/")
+            .build()
+            .unwrap();
+        req.sync = Some(crate::source::SyncTarget::new(
+            crate::source::SourceId::derive("t", &"https://x.test/".parse().unwrap()),
+            docs,
+        ));
+        let run = JobId::new();
+        let record = crate::JobRecord::new(run.clone(), req, time::OffsetDateTime::UNIX_EPOCH);
+        let mut bytes = String::new();
+        for i in 0..3000 {
+            let change = ["added", "changed", "removed", "unchanged"][i % 4];
+            bytes.push_str(&format!(
+                "{{\"url\":\"https://x.test/p{i}\",\"key\":\"{run}/x.test/p{i}.md\",\"change\":\"{change}\",\"contentHash\":\"sha256:{i:064}\"}}\n"
+            ));
+        }
+        bytes.pop();
+        assert!(
+            bytes.len() > 4 * CHANGES_WINDOW,
+            "{} bytes only",
+            bytes.len()
+        );
+        let key = sink
+            .put_aux(&run, ChangeLine::FILE, bytes.clone().into_bytes())
+            .await
+            .unwrap();
+        let whole = RunDiff::of_changes(&key, bytes.into_bytes(), ChangeCounts::default())
+            .unwrap()
+            .with_page_size(7);
+        let diff = crate::engine::stored_diff(&sink, &record)
+            .await
+            .unwrap()
+            .with_page_size(7);
+        for side in [DiffSide::Upserts, DiffSide::Deletions] {
+            assert_eq!(
+                walk(&diff, side).await,
+                walk(&whole, side).await,
+                "{side:?}"
+            );
+        }
+        assert!(
+            sink.whole.lock().unwrap().is_empty(),
+            "changes.jsonl was read whole: {:?}",
+            sink.whole.lock().unwrap()
+        );
+        let ranged = sink.ranged.lock().unwrap().clone();
+        assert!(ranged.iter().all(|n| *n <= CHANGES_WINDOW), "{ranged:?}");
     }
 
     #[tokio::test]

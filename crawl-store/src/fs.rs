@@ -2,10 +2,11 @@
 //! an append-only per-job manifest (`manifest.jsonl`, one `{url, key, content_hash}` line per
 //! new or changed document).
 //!
-//! The manifest on disk is the record of which URL holds which key. In memory the sink keeps
-//! only 64-bit digests of it (about 80 bytes a page instead of the strings), so a long crawl's
-//! memory does not grow with its URLs and keys; `list` and the rare re-put of a page whose
-//! title changed read the manifest back from disk.
+//! The manifest on disk is the record of which URL holds which key; the url → key index the
+//! sink consults on each put is on disk too (`{root}/.fs-index/{job}/`, see [`index`]), so
+//! a crawl's memory does not grow with its pages.
+
+mod index;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,7 +17,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use crawl_core::keys::{aux_key, choose_key_by, document_keys, job_prefix};
-use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
+use crawl_core::{
+    AuxWriter, Capabilities, Document, DynAuxWriter, Error, ErrorKind, JobId, Result, Sink,
+    StoredDoc,
+};
 
 #[derive(Debug, thiserror::Error)]
 enum FsError {
@@ -29,12 +33,14 @@ enum FsError {
     },
     #[error("key '{0}' is not a relative path of safe segments")]
     BadKey(String),
+    #[error("index: {0}")]
+    Index(String),
 }
 
 impl From<FsError> for Error {
     fn from(e: FsError) -> Error {
         let kind = match &e {
-            FsError::Io { .. } => ErrorKind::Storage,
+            FsError::Io { .. } | FsError::Index(_) => ErrorKind::Storage,
             FsError::BadKey(_) => ErrorKind::InvalidInput,
         };
         let temporary = matches!(&e, FsError::Io { source, .. } if matches!(source.kind(),
@@ -53,42 +59,6 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Fs
     }
 }
 
-/// A 64-bit digest of a URL, key or content hash (SipHash with fixed keys: stable within a
-/// process, which is all the in-memory index needs; it is rebuilt from the manifest on open).
-fn digest(s: &str) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
-
-/// A job's url → key index, as digests. A digest collision can only make a page take its
-/// hashed key instead of its plain one (never lose or overwrite a document): the key a URL
-/// already holds is confirmed against the candidate key strings, or read from disk.
-#[derive(Debug, Default)]
-struct JobManifest {
-    /// url → (key, content hash) of its latest manifest line.
-    by_url: HashMap<u64, (u64, u64)>,
-    /// key → url holding it.
-    key_holder: HashMap<u64, u64>,
-}
-
-impl JobManifest {
-    fn record(&mut self, url: &str, key: &str, hash: &str) -> bool {
-        let (u, k, h) = (digest(url), digest(key), digest(hash));
-        self.key_holder.insert(k, u);
-        self.by_url.insert(u, (k, h)) != Some((k, h))
-    }
-
-    /// Forgets a removed document: its URL holds no key, its key is free.
-    fn forget(&mut self, url: &str, key: &str) {
-        let k = digest(key);
-        if self.key_holder.get(&k) == Some(&digest(url)) {
-            self.key_holder.remove(&k);
-        }
-        self.by_url.remove(&digest(url));
-    }
-}
-
 /// One line of `manifest.jsonl`: a document as stored, or (`removed`) a tombstone saying
 /// the URL's document was removed.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -99,21 +69,13 @@ struct ManifestLine {
     removed: bool,
 }
 
-/// What the index knows of the key a document's URL already holds.
-enum Held {
-    /// The URL has no key yet.
-    None,
-    /// The URL holds this key (one of the document's candidate keys).
-    Key(String),
-    /// The URL holds a key that is neither candidate (its title changed): read it from disk.
-    Elsewhere,
-}
-
 /// Writes documents under a root folder: `ROOT/{job-id}/{domain}/{page-title}.md`.
 #[derive(Debug, Clone)]
 pub struct FsSink {
     root: PathBuf,
-    manifests: Arc<Mutex<HashMap<JobId, Arc<Mutex<JobManifest>>>>>,
+    /// Per-job lock over the index, held while a put chooses and records its key; `true`
+    /// once the job's index is known to exist in this process.
+    indexes: Arc<Mutex<HashMap<JobId, Arc<tokio::sync::Mutex<bool>>>>>,
     /// Per-job gate: every write holds it shared until its blocking file operations end (even
     /// when the task that started it is aborted), and `delete_job` takes it exclusively, so
     /// no write of a cancelled crawl lands after its job was deleted.
@@ -127,7 +89,7 @@ impl FsSink {
         std::fs::create_dir_all(&root).map_err(io("create", &root))?;
         Ok(FsSink {
             root,
-            manifests: Arc::default(),
+            indexes: Arc::default(),
             gates: Arc::default(),
         })
     }
@@ -162,27 +124,26 @@ impl FsSink {
         self.root.join(job.as_str()).join("manifest.jsonl")
     }
 
-    async fn manifest(&self, job: &JobId) -> Result<Arc<Mutex<JobManifest>>> {
-        if let Some(m) = self.lock_map()?.get(job) {
-            return Ok(Arc::clone(m));
-        }
-        let path = self.manifest_path(job);
-        let loaded = tokio::task::spawn_blocking(move || load_manifest(&path))
-            .await
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
-        let mut map = self.lock_map()?;
-        Ok(Arc::clone(
-            map.entry(job.clone())
-                .or_insert_with(|| Arc::new(Mutex::new(loaded))),
-        ))
-    }
-
-    fn lock_map(
+    /// The job's index, locked, built from its manifest if it has none yet.
+    async fn index(
         &self,
-    ) -> Result<std::sync::MutexGuard<'_, HashMap<JobId, Arc<Mutex<JobManifest>>>>> {
-        self.manifests
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))
+        job: &JobId,
+    ) -> Result<(index::Index, tokio::sync::OwnedMutexGuard<bool>)> {
+        let lock = {
+            let mut map = self
+                .indexes
+                .lock()
+                .map_err(|_| Error::new(ErrorKind::Internal, "FsSink lock poisoned"))?;
+            Arc::clone(map.entry(job.clone()).or_default())
+        };
+        let mut ready = lock.lock_owned().await;
+        let idx = index::Index::new(&self.root, job);
+        if !*ready {
+            let (i, m) = (idx.clone(), self.manifest_path(job));
+            blocking(move || i.ensure(&m)).await?;
+            *ready = true;
+        }
+        Ok((idx, ready))
     }
 }
 
@@ -211,32 +172,11 @@ fn read_manifest(
     }
 }
 
-fn load_manifest(path: &Path) -> Result<JobManifest> {
-    let mut m = JobManifest::default();
-    read_manifest(path, |s, removed| {
-        if removed {
-            m.forget(s.url.as_str(), &s.key);
-        } else {
-            m.record(s.url.as_str(), &s.key, &s.content_hash);
-        }
-    })?;
-    Ok(m)
-}
-
-/// The key `url` holds according to the manifest on disk (its latest line).
-fn key_on_disk(path: &Path, url: &str) -> std::result::Result<Option<String>, FsError> {
-    Ok(entry_on_disk(path, url)?.map(|s| s.key))
-}
-
-/// What `url` holds according to the manifest on disk (its latest line; `None` once removed).
-fn entry_on_disk(path: &Path, url: &str) -> std::result::Result<Option<StoredDoc>, FsError> {
-    let mut entry = None;
-    read_manifest(path, |s, removed| {
-        if s.url.as_str() == url {
-            entry = (!removed).then_some(s);
-        }
-    })?;
-    Ok(entry)
+/// A 64-bit digest of a URL, to find its slot while listing a whole manifest.
+fn digest(s: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
 }
 
 /// Every document of a job's manifest, the latest entry per URL, sorted by URL (the
@@ -414,39 +354,34 @@ async fn blocking<T: Send + 'static>(
 #[async_trait]
 impl Sink for FsSink {
     async fn put(&self, doc: &Document) -> Result<StoredDoc> {
-        let manifest = self.manifest(&doc.job).await?;
         let mpath = self.manifest_path(&doc.job);
-        let url = doc.meta.url.as_str();
+        let url = doc.meta.url.as_str().to_owned();
         let hash = doc.content_hash();
-        let (plain, hashed) = document_keys(doc);
-        let poisoned = || Error::new(ErrorKind::Internal, "FsSink lock poisoned");
-        let held = {
-            let m = manifest.lock().map_err(|_| poisoned())?;
-            match m.by_url.get(&digest(url)) {
-                None => Held::None,
-                Some((k, _)) if *k == digest(&plain) => Held::Key(plain.clone()),
-                Some((k, _)) if *k == digest(&hashed) => Held::Key(hashed.clone()),
-                Some(_) => Held::Elsewhere,
-            }
-        };
-        let existing = match held {
-            Held::None => None,
-            Held::Key(k) => Some(k),
-            Held::Elsewhere => {
-                let (path, url) = (mpath.clone(), url.to_owned());
-                blocking(move || key_on_disk(&path, &url)).await?
-            }
-        };
-        // Choose the key and record it under the job's lock; the file is written after.
-        let (stored, changed) = {
-            let mut m = manifest.lock().map_err(|_| poisoned())?;
-            let u = digest(url);
-            let key = choose_key_by(doc, existing.as_deref(), |k| {
-                m.key_holder.get(&digest(k)).is_some_and(|h| *h != u)
-            });
-            let changed = m.record(url, &key, &hash);
-            (StoredDoc::new(doc.meta.url.clone(), key, hash), changed)
-        };
+        let (plain, _) = document_keys(doc);
+        // Choose the key and record its holder under the job's index lock (a put after
+        // this one sees the holder); the document is written after.
+        let (idx, guard) = self.index(&doc.job).await?;
+        let (i, u) = (idx.clone(), url.clone());
+        let (entry, plain_holder) = blocking(move || Ok((i.entry(&u)?, i.holder(&plain)?))).await?;
+        let key = choose_key_by(doc, entry.as_ref().map(|e| e.key.as_str()), |_| {
+            plain_holder.as_deref().is_some_and(|h| h != url)
+        });
+        let stored = StoredDoc::new(doc.meta.url.clone(), key, hash);
+        let changed = entry.as_ref().map(|e| (&e.key, &e.content_hash))
+            != Some((&stored.key, &stored.content_hash));
+        if entry.is_none() {
+            let (i, k, u) = (idx.clone(), stored.key.clone(), url.clone());
+            blocking(move || {
+                let _guard = guard;
+                match i.holder(&k)? {
+                    Some(h) if h == u => Ok(()),
+                    _ => i.hold(&k, &u),
+                }
+            })
+            .await?;
+        } else {
+            drop(guard);
+        }
         let path = self.path_of(&stored.key)?;
         let bytes = doc.to_file_bytes();
         let manifest_line = if changed {
@@ -458,22 +393,22 @@ impl Sink for FsSink {
             None
         };
         let held = self.gate(&doc.job)?.read_owned().await;
-        let written = blocking(move || {
+        let entry = stored.clone();
+        // The URL's entry is written last: a failed put leaves it as it was, so a retry
+        // writes its manifest line.
+        blocking(move || {
             let _held = held;
             write_atomic(&path, &bytes)?;
             match manifest_line {
-                Some(line) => append_line(&mpath, &line),
+                Some(line) => {
+                    append_line(&mpath, &line)?;
+                    idx.set_entry(&entry)
+                }
                 None => Ok(()),
             }
         })
-        .await;
-        if written.is_err() {
-            // Forget the entry so a retried put writes its manifest line.
-            if let Ok(mut m) = manifest.lock() {
-                m.by_url.remove(&digest(url));
-            }
-        }
-        written.map(|()| stored)
+        .await?;
+        Ok(stored)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
@@ -486,14 +421,29 @@ impl Sink for FsSink {
         .await
     }
 
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        use std::io::{Read, Seek};
+        let path = self.path_of(key)?;
+        blocking(move || {
+            let mut f = match std::fs::File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io("open", &path)(e)),
+            };
+            f.seek(std::io::SeekFrom::Start(offset))
+                .map_err(io("read", &path))?;
+            let mut out = Vec::new();
+            f.take(u64::try_from(len).unwrap_or(u64::MAX))
+                .read_to_end(&mut out)
+                .map_err(io("read", &path))?;
+            Ok(Some(out))
+        })
+        .await
+    }
+
     async fn list(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
-        let expected = {
-            let m = self.manifest(job).await?;
-            let n = m.lock().map(|g| g.by_url.len()).unwrap_or(0);
-            n
-        };
         let path = self.manifest_path(job);
-        blocking(move || list_manifest(&path, expected)).await
+        blocking(move || list_manifest(&path, 0)).await
     }
 
     /// By URL; the cursor is the page's last URL (see `list_manifest_page`).
@@ -510,20 +460,25 @@ impl Sink for FsSink {
 
     async fn delete_job(&self, job: &JobId) -> Result<usize> {
         let _exclusive = self.gate(job)?.write_owned().await;
-        // The index counts the job's documents (it is loaded from the manifest when needed).
-        let n = {
-            let m = self.manifest(job).await?;
-            let n = m.lock().map(|g| g.by_url.len()).unwrap_or(0);
-            n
-        };
-        self.lock_map()?.remove(job);
+        // The index counts the job's documents (it is built from the manifest when needed).
+        let (idx, guard) = self.index(job).await?;
         let dir = self.root.join(job_prefix(job).trim_end_matches('/'));
-        blocking(move || match std::fs::remove_dir_all(&dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io("remove", &dir)(e)),
+        let n = blocking(move || {
+            let _guard = guard;
+            let n = idx.count()?;
+            for d in [dir.as_path(), idx.dir()] {
+                match std::fs::remove_dir_all(d) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io("remove", d)(e)),
+                }
+            }
+            Ok(n)
         })
         .await?;
+        if let Ok(mut map) = self.indexes.lock() {
+            map.remove(job);
+        }
         Ok(n)
     }
 
@@ -541,21 +496,13 @@ impl Sink for FsSink {
     }
 
     async fn remove(&self, job: &JobId, url: &url::Url) -> Result<Option<StoredDoc>> {
-        let manifest = self.manifest(job).await?;
-        let poisoned = || Error::new(ErrorKind::Internal, "FsSink lock poisoned");
-        let present = manifest
-            .lock()
-            .map_err(|_| poisoned())?
-            .by_url
-            .contains_key(&digest(url.as_str()));
-        if !present {
-            return Ok(None);
-        }
-        let mpath = self.manifest_path(job);
-        let (path, u) = (mpath.clone(), url.as_str().to_owned());
-        let Some(entry) = blocking(move || entry_on_disk(&path, &u)).await? else {
+        let (idx, guard) = self.index(job).await?;
+        let u = url.as_str().to_owned();
+        let i = idx.clone();
+        let Some(entry) = blocking(move || i.entry(&u)).await? else {
             return Ok(None);
         };
+        let mpath = self.manifest_path(job);
         let file = self.path_of(&entry.key)?;
         let line = serde_json::to_string(&ManifestLine {
             doc: entry.clone(),
@@ -563,20 +510,18 @@ impl Sink for FsSink {
         })
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
         let held = self.gate(job)?.read_owned().await;
+        let gone = entry.clone();
         blocking(move || {
-            let _held = held;
+            let _held = (held, guard);
             match std::fs::remove_file(&file) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(io("remove", &file)(e)),
             }
-            append_line(&mpath, &line)
+            append_line(&mpath, &line)?;
+            idx.forget(&gone)
         })
         .await?;
-        manifest
-            .lock()
-            .map_err(|_| poisoned())?
-            .forget(entry.url.as_str(), &entry.key);
         Ok(Some(entry))
     }
 
@@ -606,8 +551,85 @@ impl Sink for FsSink {
         Ok(key)
     }
 
+    /// A temp file in the object's folder, renamed over the object at `finish`.
+    async fn aux_writer<'a>(&'a self, job: &JobId, name: &str) -> Result<DynAuxWriter<'a>> {
+        let key = aux_key(job, name)?;
+        let path = self.path_of(&key)?;
+        let held = self.gate(job)?.read_owned().await;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+        let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
+        let t = tmp.clone();
+        let file = blocking(move || {
+            std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+            std::fs::File::create(&t).map_err(io("create", &t))
+        })
+        .await?;
+        Ok(Box::new(FsAuxWriter {
+            file: Some(std::io::BufWriter::new(file)),
+            tmp,
+            path,
+            key,
+            _held: held,
+        }))
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::DURABLE
+    }
+}
+
+/// [`FsSink::aux_writer`]'s writer: the job's gate is held until it ends, so `delete_job`
+/// waits for it; dropped unfinished, it removes its temp file.
+struct FsAuxWriter {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    key: String,
+    _held: tokio::sync::OwnedRwLockReadGuard<()>,
+}
+
+#[async_trait]
+impl AuxWriter for FsAuxWriter {
+    async fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        let Some(mut w) = self.file.take() else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "aux writer used after an error",
+            ));
+        };
+        let (data, tmp) = (bytes.to_vec(), self.tmp.clone());
+        let w = blocking(move || {
+            w.write_all(&data).map_err(io("write", &tmp))?;
+            Ok(w)
+        })
+        .await?;
+        self.file = Some(w);
+        Ok(())
+    }
+
+    async fn finish(mut self: Box<Self>) -> Result<String> {
+        let Some(w) = self.file.take() else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "aux writer used after an error",
+            ));
+        };
+        let (tmp, path) = (self.tmp.clone(), self.path.clone());
+        blocking(move || {
+            w.into_inner()
+                .map_err(|e| io("write", &tmp)(e.into_error()))?;
+            std::fs::rename(&tmp, &path).map_err(io("rename", &path))
+        })
+        .await?;
+        Ok(std::mem::take(&mut self.key))
+    }
+}
+
+impl Drop for FsAuxWriter {
+    fn drop(&mut self) {
+        // After a rename the temp file is gone: removing it is a harmless miss.
+        self.file.take();
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 
@@ -709,6 +731,59 @@ mod tests {
         )
         .unwrap();
         assert_eq!(json.as_object().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn two_sinks_on_one_root_never_give_one_key_to_two_urls() {
+        // The url → key index is on disk, not in one sink's memory: a second handle on the
+        // same root (another process) that already touched the job sees the key the first
+        // one gave, so a second page of the same title takes its hashed key instead of
+        // overwriting the first page's file.
+        let dir = tempfile::tempdir().unwrap();
+        let job = JobId::new();
+        let doc = |url: &str, body: &str| {
+            crawl_core::conformance::sample_doc(&job, url, Some("Same title"), body)
+        };
+        let (a, b) = (
+            FsSink::new(dir.path()).unwrap(),
+            FsSink::new(dir.path()).unwrap(),
+        );
+        let other = crawl_core::conformance::sample_doc(
+            &job,
+            "https://example.com/o",
+            Some("Other"),
+            "o\n",
+        );
+        b.put(&other).await.unwrap();
+        let first = a.put(&doc("https://example.com/1", "one\n")).await.unwrap();
+        let second = b.put(&doc("https://example.com/2", "two\n")).await.unwrap();
+        assert_ne!(first.key, second.key, "two URLs were given one key");
+        let bytes = a.get(&first.key).await.unwrap().unwrap();
+        assert!(String::from_utf8(bytes).unwrap().contains("one"));
+        assert_eq!(a.list(&job).await.unwrap().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_job_written_without_the_index_is_indexed_from_its_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = JobId::new();
+        let url = "https://example.com/page";
+        let old = crawl_core::conformance::sample_doc(&job, url, Some("Old title"), "a\n");
+        let gone = crawl_core::conformance::sample_doc(&job, "https://example.com/g", None, "g\n");
+        let s = FsSink::new(dir.path()).unwrap();
+        let key = s.put(&old).await.unwrap().key;
+        s.put(&gone).await.unwrap();
+        s.remove(&job, &gone.meta.url).await.unwrap();
+        // As an older version left it: the manifest only.
+        std::fs::remove_dir_all(dir.path().join(index::INDEX_DIR)).unwrap();
+        let again = FsSink::new(dir.path()).unwrap();
+        let renamed = crawl_core::conformance::sample_doc(&job, url, Some("New title"), "b\n");
+        assert_eq!(again.put(&renamed).await.unwrap().key, key);
+        assert_eq!(again.remove(&job, &gone.meta.url).await.unwrap(), None);
+        assert_eq!(again.delete_job(&job).await.unwrap(), 1);
+        assert!(walk(dir.path())
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(job.as_str())));
     }
 
     #[tokio::test]

@@ -15,6 +15,9 @@ use super::split::{split_front_matter, split_markdown};
 /// Name of the chunk file written under the job's prefix.
 pub const CHUNKS_FILE: &str = "chunks.jsonl";
 
+/// Bytes of chunk lines gathered before each write to the sink's aux writer.
+const WRITE_BYTES: usize = 64 << 10;
+
 /// Default chunk size target, in bytes of markdown.
 pub const DEFAULT_MAX_CHUNK_CHARS: usize = 1500;
 
@@ -68,7 +71,8 @@ pub fn chunk_document(doc: &StoredDoc, file: &str, max_chars: usize) -> Vec<Chun
 /// Reads each stored document back from the sink, splits it into heading-aware chunks
 /// (headings, then ~1,500-byte pieces at paragraph boundaries, never inside a code block)
 /// and writes them as JSON lines to `{job-id}/chunks.jsonl` with
-/// [`Sink::put_aux`](crawl_core::Sink::put_aux). For a run of a source the file is the
+/// [`Sink::aux_writer`](crawl_core::Sink::aux_writer), streamed a page of documents at a
+/// time. For a run of a source the file is the
 /// source's, beside its documents (`{documents-job}/chunks.jsonl`): each run replaces the
 /// chunks of the pages it added or changed and drops those of the pages it removed, so the
 /// file always holds the chunks of the source's current documents. Deleting the job's
@@ -106,7 +110,10 @@ impl fmt::Display for ChunkIngestor {
 impl Ingestor for ChunkIngestor {
     async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         let home = job.request.sync.as_ref().map_or(&job.id, |s| &s.documents);
-        let mut out = Vec::new();
+        // Streamed a page of documents at a time: the file is never whole in memory (only
+        // the previous file of a source's run is read whole, to keep its untouched lines).
+        let mut out = self.sink.aux_writer(home, CHUNKS_FILE).await?;
+        let mut buf = Vec::new();
         // The chunks of pages this diff does not touch stay as they were.
         if job.request.sync.is_some() {
             let mut touched: HashSet<String> = HashSet::new();
@@ -122,8 +129,12 @@ impl Ingestor for ChunkIngestor {
                     let keep = serde_json::from_slice::<Chunk>(line)
                         .is_ok_and(|c| !touched.contains(c.url.as_str()));
                     if keep {
-                        out.extend_from_slice(line);
-                        out.push(b'\n');
+                        buf.extend_from_slice(line);
+                        buf.push(b'\n');
+                    }
+                    if buf.len() >= WRITE_BYTES {
+                        out.write(&buf).await?;
+                        buf.clear();
                     }
                 }
             }
@@ -139,14 +150,20 @@ impl Ingestor for ChunkIngestor {
                 })?;
                 let file = String::from_utf8_lossy(&bytes);
                 for chunk in chunk_document(doc, &file, self.max_chars) {
-                    let line = serde_json::to_vec(&chunk)
+                    serde_json::to_writer(&mut buf, &chunk)
                         .map_err(|e| Error::new(ErrorKind::Internal, format!("chunk JSON: {e}")))?;
-                    out.extend_from_slice(&line);
-                    out.push(b'\n');
+                    buf.push(b'\n');
+                }
+                if buf.len() >= WRITE_BYTES {
+                    out.write(&buf).await?;
+                    buf.clear();
                 }
             }
         }
-        self.sink.put_aux(home, CHUNKS_FILE, out).await?;
+        if !buf.is_empty() {
+            out.write(&buf).await?;
+        }
+        out.finish().await?;
         Ok(())
     }
 
@@ -159,6 +176,7 @@ impl Ingestor for ChunkIngestor {
 mod tests {
     use std::sync::Arc;
 
+    use async_trait::async_trait;
     use crawl_core::memory::MemorySink;
     use crawl_core::{CrawlRequest, JobId, Sink};
 
@@ -229,6 +247,131 @@ mod tests {
         let want: std::collections::BTreeSet<String> =
             (0..5).map(|i| format!("https://x.test/p{i}")).collect();
         assert_eq!(urls, want);
+    }
+
+    /// Forwards to a [`MemorySink`], recording how auxiliary objects were written.
+    #[derive(Debug, Default)]
+    struct Recording {
+        inner: MemorySink,
+        put_aux: std::sync::Mutex<Vec<(String, usize)>>,
+        writes: Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+
+    impl fmt::Display for Recording {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Recording")
+        }
+    }
+
+    struct CountingWriter<'a> {
+        inner: crawl_core::DynAuxWriter<'a>,
+        writes: Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+
+    #[async_trait]
+    impl crawl_core::AuxWriter for CountingWriter<'_> {
+        async fn write(&mut self, bytes: &[u8]) -> Result<()> {
+            self.writes.lock().unwrap().push(bytes.len());
+            self.inner.write(bytes).await
+        }
+        async fn finish(self: Box<Self>) -> Result<String> {
+            self.inner.finish().await
+        }
+    }
+
+    #[async_trait]
+    impl Sink for Recording {
+        async fn put(&self, doc: &crawl_core::Document) -> Result<StoredDoc> {
+            self.inner.put(doc).await
+        }
+        async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.inner.get(key).await
+        }
+        async fn list_page(
+            &self,
+            job: &JobId,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<crawl_core::DocPage> {
+            self.inner.list_page(job, after, limit).await
+        }
+        async fn delete_job(&self, job: &JobId) -> Result<usize> {
+            self.inner.delete_job(job).await
+        }
+        async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+            self.put_aux
+                .lock()
+                .unwrap()
+                .push((name.to_owned(), bytes.len()));
+            self.inner.put_aux(job, name, bytes).await
+        }
+        async fn aux_writer<'a>(
+            &'a self,
+            job: &JobId,
+            name: &str,
+        ) -> Result<crawl_core::DynAuxWriter<'a>> {
+            Ok(Box::new(CountingWriter {
+                inner: self.inner.aux_writer(job, name).await?,
+                writes: Arc::clone(&self.writes),
+            }))
+        }
+    }
+
+    /// `chunks.jsonl` goes to the sink through its aux writer, in writes of about 64 KiB
+    /// (never the whole file at once), and holds the same bytes as the chunks of every
+    /// document, line by line.
+    #[tokio::test]
+    async fn chunks_are_streamed_to_the_sink_in_bounded_writes() {
+        let sink = Arc::new(Recording::default());
+        let job = JobId::new();
+        let req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::UNIX_EPOCH);
+        let para = "A sentence of the page that says what the office does. ".repeat(20);
+        for i in 0..300 {
+            let body = format!("# P{i}\n\n{para}\n\n## More\n\n{para}\n");
+            let d = crawl_core::conformance::sample_doc(
+                &job,
+                &format!("https://x.test/p{i:03}"),
+                Some(&format!("P{i}")),
+                &body,
+            );
+            sink.put(&d).await.unwrap();
+        }
+        let diff = RunDiff::of_job(sink.as_ref(), &job).await.unwrap();
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
+        ingestor.on_completed(&record, &diff).await.unwrap();
+
+        let mut want = Vec::new();
+        for d in sink.list(&job).await.unwrap() {
+            let file = String::from_utf8(sink.get(&d.key).await.unwrap().unwrap()).unwrap();
+            for c in chunk_document(&d, &file, DEFAULT_MAX_CHUNK_CHARS) {
+                want.extend_from_slice(&serde_json::to_vec(&c).unwrap());
+                want.push(b'\n');
+            }
+        }
+        let got = sink
+            .get(&format!("{job}/{CHUNKS_FILE}"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got, want,
+            "chunks.jsonl differs from the chunks of the documents"
+        );
+        assert!(want.len() > 4 * WRITE_BYTES, "{} bytes only", want.len());
+        let direct = sink.put_aux.lock().unwrap().clone();
+        assert!(
+            !direct.iter().any(|(n, _)| n == CHUNKS_FILE),
+            "chunks.jsonl was put whole: {direct:?}"
+        );
+        let writes = sink.writes.lock().unwrap().clone();
+        assert_eq!(writes.iter().sum::<usize>(), want.len());
+        let largest = writes.iter().copied().max().unwrap_or(0);
+        assert!(
+            largest < WRITE_BYTES + 16 * 1024,
+            "a write of {largest} bytes ({} writes)",
+            writes.len()
+        );
     }
 
     #[tokio::test]

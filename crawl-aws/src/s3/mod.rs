@@ -1,5 +1,6 @@
 //! [`S3Sink`]: documents (each its own manifest entry) and aux objects in one S3 bucket.
 
+mod aux_stream;
 mod builder;
 mod index;
 mod manifest;
@@ -561,6 +562,20 @@ impl Sink for S3Sink {
             .await
             .map_err(|e| self.err(AwsError::sdk("PutObject", e)))?;
         Ok(key)
+    }
+
+    /// One ranged `GetObject` (see `aux_stream`).
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        self.read_range(key, offset, len).await
+    }
+
+    /// Streamed in 8 MiB parts of a multipart upload (see `aux_stream`).
+    async fn aux_writer<'a>(
+        &'a self,
+        job: &JobId,
+        name: &str,
+    ) -> Result<crawl_core::DynAuxWriter<'a>> {
+        self.stream_aux(job, name, aux_stream::AUX_PART_BYTES)
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -107,11 +107,12 @@ pub async fn stored_diff<'a>(sink: &'a dyn Sink, record: &JobRecord) -> Result<R
         return RunDiff::of_job(sink, &record.id).await;
     }
     let key = crate::keys::aux_key(&record.id, ChangeLine::FILE)?;
-    let bytes = sink.get(&key).await?.ok_or_else(|| {
-        Error::new(
+    // Read a window at a time, never whole (its lines grow with the site's changes).
+    if sink.get_range(&key, 0, 1).await?.is_none() {
+        return Err(Error::new(
             ErrorKind::NotFound,
             format!("job {}: no {key} to hand over again", record.id),
-        )
-    })?;
-    RunDiff::of_changes(&key, bytes, record.progress.changes)
+        ));
+    }
+    RunDiff::of_changes_in(sink, &key, record.progress.changes).await
 }

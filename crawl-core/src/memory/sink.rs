@@ -75,6 +75,13 @@ impl Sink for MemorySink {
         Ok(self.lock()?.objects.get(key).cloned())
     }
 
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        Ok(self.lock()?.objects.get(key).map(|b| {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            b[start..start.saturating_add(len).min(b.len())].to_vec()
+        }))
+    }
+
     /// By URL; the cursor is the last URL of the page.
     async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
         use std::ops::Bound;

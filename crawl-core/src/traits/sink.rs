@@ -18,7 +18,9 @@ use crate::page::{Document, StoredDoc};
 ///   of the same job, else at the second; it returns where.
 /// - `put` is idempotent: the same document put twice lands at the same key with the same
 ///   bytes, and the manifest lists it once.
-/// - `get` returns the stored bytes of a key.
+/// - `get` returns the stored bytes of a key; `get_range` at most `len` of them from byte
+///   `offset` (fewer at the object's end, none past it; `None` when there is no object),
+///   reading no more of the object than that (the default reads it whole and slices).
 /// - `list_page` pages through the job's documents in an order the backend chooses and keeps
 ///   (memory and filesystem: by URL; S3: by document key): starting right after
 ///   the cursor `after` (`None`: from the start), at most `limit` documents (at least one is
@@ -36,12 +38,28 @@ use crate::page::{Document, StoredDoc};
 ///   returns what was stored, and is safe to re-run (`None` the second time). A later `put`
 ///   of that URL may take its old key again.
 /// - `delete_aux` removes one auxiliary object; a missing one is not an error.
+/// - `aux_writer` streams an auxiliary object: the bytes of every
+///   [`AuxWriter::write`] in order become the object at
+///   [`finish`](AuxWriter::finish), atomically (no reader sees part of it; until then a
+///   previous object of that name stays whole), the same object `put_aux` of those bytes
+///   makes. A writer dropped before `finish` leaves no new object. The memory a writer
+///   holds does not grow with the object (a bounded buffer: a filesystem sink writes to a
+///   temp file, S3 uploads parts). The default gathers the bytes in memory and calls
+///   `put_aux` at `finish`.
 #[async_trait]
 pub trait Sink: Debug + Display + Send + Sync + 'static {
     /// Stores one document.
     async fn put(&self, doc: &Document) -> Result<StoredDoc>;
     /// Bytes at `key` (relative to the sink root), if any.
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// At most `len` bytes of the object at `key` from byte `offset` (see the contract).
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        Ok(self.get(key).await?.map(|b| {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            let end = start.saturating_add(len).min(b.len());
+            b[start..end].to_vec()
+        }))
+    }
     /// One page of the job's stored documents (see the contract).
     async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage>;
 
@@ -99,6 +117,19 @@ pub trait Sink: Debug + Display + Send + Sync + 'static {
     /// Writes an auxiliary object (site template, chunks) under the job's prefix.
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String>;
 
+    /// A writer streaming the auxiliary object `name` of `job` (see the contract): for an
+    /// object too large to hold in memory, such as `chunks.jsonl`. The name is checked
+    /// here ([`aux_key`](crate::keys::aux_key)).
+    async fn aux_writer<'a>(&'a self, job: &JobId, name: &str) -> Result<DynAuxWriter<'a>> {
+        crate::keys::aux_key(job, name)?;
+        Ok(Box::new(GatherAux {
+            sink: self,
+            job: job.clone(),
+            name: name.to_owned(),
+            bytes: Vec::new(),
+        }))
+    }
+
     /// What this sink can do.
     fn capabilities(&self) -> Capabilities {
         Capabilities::LOCAL
@@ -152,6 +183,43 @@ where
 /// Shared sink handle.
 pub type DynSink = Arc<dyn Sink>;
 
+/// An auxiliary object being streamed into a sink ([`Sink::aux_writer`]).
+#[async_trait]
+pub trait AuxWriter: Send {
+    /// Appends `bytes` to the object.
+    async fn write(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Makes the object of every byte written, atomically; returns its key.
+    async fn finish(self: Box<Self>) -> Result<String>;
+}
+
+/// A boxed [`AuxWriter`] borrowing its sink.
+pub type DynAuxWriter<'a> = Box<dyn AuxWriter + 'a>;
+
+/// The default [`Sink::aux_writer`]: the bytes gathered in memory, `put_aux` at the end.
+struct GatherAux<'a, S: ?Sized> {
+    sink: &'a S,
+    job: JobId,
+    name: String,
+    bytes: Vec<u8>,
+}
+
+#[async_trait]
+impl<S: Sink + ?Sized> AuxWriter for GatherAux<'_, S> {
+    async fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+    async fn finish(self: Box<Self>) -> Result<String> {
+        let GatherAux {
+            sink,
+            job,
+            name,
+            bytes,
+        } = *self;
+        sink.put_aux(&job, &name, bytes).await
+    }
+}
+
 #[async_trait]
 impl<T: Sink + ?Sized> Sink for Arc<T> {
     async fn put(&self, doc: &Document) -> Result<StoredDoc> {
@@ -159,6 +227,9 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         (**self).get(key).await
+    }
+    async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        (**self).get_range(key, offset, len).await
     }
     async fn list_page(&self, job: &JobId, after: Option<&str>, limit: usize) -> Result<DocPage> {
         (**self).list_page(job, after, limit).await
@@ -183,6 +254,9 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
         (**self).put_aux(job, name, bytes).await
+    }
+    async fn aux_writer<'a>(&'a self, job: &JobId, name: &str) -> Result<DynAuxWriter<'a>> {
+        (**self).aux_writer(job, name).await
     }
     fn capabilities(&self) -> Capabilities {
         (**self).capabilities()
