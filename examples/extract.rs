@@ -7,7 +7,8 @@
 //!
 //! `--model` replaces the committed block model (`none`: the rules alone), for the
 //! leave-one-source-out evaluation of `scripts/train-extract.py`; `--dump-features` also
-//! writes every block's text and features as JSON lines, the script's training input.
+//! writes every block's text, features and ancestry (`path`: `tag.class#id` up to the rules'
+//! root) as JSON lines, the script's training input and the chrome analysis's.
 //!
 //! Bytes are decoded with [`crawl_extract::decode_html`] (BOM, `<meta charset>`,
 //! else UTF-8). Each `name.html` becomes `name.md`.
@@ -70,15 +71,18 @@ fn convert(path: &Path, ctx: &Ctx<'_>) -> Result<(), Box<dyn std::error::Error>>
     std::fs::write(ctx.out_dir.join(format!("{stem}.md")), md)?;
     if let Some(dump) = ctx.dump {
         let mut lines = String::new();
-        for (k, (text, f)) in learned::block_features(&html, ctx.opts)
+        let paths = learned::block_paths(&html, ctx.opts);
+        for (k, ((text, f), path)) in learned::block_features(&html, ctx.opts)
             .into_iter()
+            .zip(paths)
             .enumerate()
         {
             let f: Vec<String> = f.iter().map(|x| format!("{x}")).collect();
             lines.push_str(&format!(
-                "{{\"id\":{},\"block\":{k},\"text\":{},\"f\":[{}]}}\n",
+                "{{\"id\":{},\"block\":{k},\"text\":{},\"path\":{},\"f\":[{}]}}\n",
                 json_string(stem),
                 json_string(&text),
+                json_string(&path),
                 f.join(",")
             ));
         }

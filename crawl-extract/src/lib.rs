@@ -195,6 +195,41 @@ pub mod learned {
             .map(|b| (std::mem::take(&mut texts[b.node as usize]), b.f.to_vec()))
             .collect()
     }
+
+    /// For every block of [`block_features`], in the same order, its ancestry up to the
+    /// rules' root (or the document root): `tag.class#id` from the block outwards, joined
+    /// with ` < `, for the analysis of which blocks are chrome.
+    pub fn block_paths(html: &str, opts: &ExtractOptions) -> Vec<String> {
+        let tree = tree::Tree::parse(html, opts);
+        let sel = score::select(&tree);
+        let learn::Layout { blocks, .. } = learn::blocks(&tree, &sel);
+        blocks
+            .iter()
+            .map(|b| {
+                let mut parts = Vec::new();
+                let mut n = b.node;
+                while n != tree::NONE {
+                    let mut s = tree.tag(n).map_or(String::new(), |t| format!("{t:?}"));
+                    if let Some(a) = tree.attrs(n) {
+                        if !a.class.is_empty() {
+                            s.push('.');
+                            s.push_str(&a.class.split_whitespace().collect::<Vec<_>>().join("."));
+                        }
+                        if !a.id.is_empty() {
+                            s.push('#');
+                            s.push_str(&a.id);
+                        }
+                    }
+                    parts.push(s);
+                    if n == sel.root {
+                        break;
+                    }
+                    n = tree.nodes[n as usize].parent;
+                }
+                parts.join(" < ")
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,10 @@ const DESCEND_SHARE: f64 = 0.72;
 /// `feedback-list`) is taken for the page wrapper rather than chrome: only a block holding
 /// most of the page is.
 const CLASS_CHROME_MAX: f64 = 0.5;
+/// Share of the page's prose such a block needs to be the wrapper when at least
+/// [`WRAPPER_PROSE_OUTSIDE`] bytes of prose lie outside it.
+const CLASS_WRAPPER_PROSE_MIN: f64 = 0.1;
+const WRAPPER_PROSE_OUTSIDE: u32 = 200;
 /// Weight of link text in the content measure.
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
@@ -455,7 +459,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !in_comments[p]
             && outside >= 200
             && (article_page || in_article[i] || outside >= prose[i] || (has_h1[0] && !has_h1[i]));
-        if comments || !wrapper && (hint == 2 || (hint == 1 && share < CLASS_CHROME_MAX)) {
+        // A chrome-classed block holding most of the page's text is taken for the page
+        // wrapper (`has-sidebar`), unless the page's prose lies outside it: a blog's
+        // sidebar of widgets can outweigh a short post, but a wrapper holds the post.
+        let class_wrapper = share >= CLASS_CHROME_MAX
+            && !(prose_share < CLASS_WRAPPER_PROSE_MIN && outside >= WRAPPER_PROSE_OUTSIDE);
+        if comments || !wrapper && (hint == 2 || (hint == 1 && !class_wrapper)) {
             removed[i] = true;
         }
     }

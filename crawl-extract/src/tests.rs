@@ -498,6 +498,42 @@ fn large_chrome_class_block_is_chrome_unless_it_holds_most_of_the_page() {
 }
 
 #[test]
+fn a_chrome_class_block_outweighing_the_post_is_chrome_when_the_prose_is_elsewhere() {
+    // A blog's sidebar of widgets (headings, short lines, no paragraphs) holds more text
+    // than the short post beside it: it is not the page wrapper, the post's prose is
+    // outside it.
+    let widgets: String = (0..12)
+        .map(|i| {
+            format!(
+                "<div class='widget'><h3>Widget title {i}</h3><div>{}</div></div>",
+                format!("widget line {i} ").repeat(6)
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='wrap'><div class='post'><h2>Short post</h2>{}</div>\
+         <div id='sidebar'>{widgets}</div></div>",
+        para("short post prose")
+    );
+    let m = md(&html);
+    assert!(m.contains("short post prose"), "{m}");
+    assert!(
+        !m.contains("widget line") && !m.contains("Widget title"),
+        "{m}"
+    );
+    // The same block holding the post's prose is the wrapper (`has-sidebar`).
+    let html = format!(
+        "<div class='has-sidebar'><h2>Short post</h2>{}{widgets}</div>",
+        para("short post prose")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("short post prose") && m.contains("widget line"),
+        "{m}"
+    );
+}
+
+#[test]
 fn selection_starts_at_the_first_main_landmark() {
     // An infinite-scroll story page: the next story is loaded below with its own landmark.
     let html = format!(
