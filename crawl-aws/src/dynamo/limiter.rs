@@ -151,22 +151,11 @@ impl DynamoHostLimiter {
     /// The origin's next slot when it is busy (ahead of `now`), moved on by one interval
     /// atomically; `None` when it is idle.
     async fn take_busy(&self, origin: &str, step: i64, now: i64) -> Result<Option<i64>> {
-        #[cfg(test)]
-        self.updates
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let busy = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(PARTITION))
-            .key(SK, s(origin))
+            .slot_update(origin, now)
             .update_expression("SET #n = #n + :step, #e = :exp")
             .condition_expression("#n >= :now")
-            .expression_attribute_names("#n", NEXT)
-            .expression_attribute_names("#e", EXPIRES)
             .expression_attribute_values(":step", n(step))
-            .expression_attribute_values(":now", n(now))
-            .expression_attribute_values(":exp", n(now / 1000 + 3600))
             .return_values(ReturnValue::UpdatedOld)
             .send()
             .await;
@@ -181,28 +170,38 @@ impl DynamoHostLimiter {
     /// `now` as the origin's slot when it is idle (no slot ahead of `now`); `None` when it
     /// is busy (another worker took it first).
     async fn take_idle(&self, origin: &str, step: i64, now: i64) -> Result<Option<i64>> {
-        #[cfg(test)]
-        self.updates
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let idle = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(PARTITION))
-            .key(SK, s(origin))
+            .slot_update(origin, now)
             .update_expression("SET #n = :next, #e = :exp")
             .condition_expression("attribute_not_exists(#n) OR #n < :now")
-            .expression_attribute_names("#n", NEXT)
-            .expression_attribute_names("#e", EXPIRES)
             .expression_attribute_values(":next", n(now.saturating_add(step)))
-            .expression_attribute_values(":now", n(now))
-            .expression_attribute_values(":exp", n(now / 1000 + 3600))
             .send()
             .await;
         match idle {
             Ok(_) => Ok(Some(now)),
             Err(e) => self.lost_race(AwsError::sdk("UpdateItem", e)),
         }
+    }
+
+    /// An update of `origin`'s slot item (its names, `:now` and the TTL one hour ahead; tests
+    /// count them); the caller adds the expressions.
+    fn slot_update(
+        &self,
+        origin: &str,
+        now: i64,
+    ) -> aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder {
+        #[cfg(test)]
+        self.updates
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(PARTITION))
+            .key(SK, s(origin))
+            .expression_attribute_names("#n", NEXT)
+            .expression_attribute_names("#e", EXPIRES)
+            .expression_attribute_values(":now", n(now))
+            .expression_attribute_values(":exp", n(now / 1000 + 3600))
     }
 
     /// A failed condition is `None` (the other update's turn); any other error is an error.

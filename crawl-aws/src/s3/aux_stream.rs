@@ -55,32 +55,11 @@ impl S3Sink {
                 .map(|_| Vec::new()));
         }
         let last = offset.saturating_add(u64::try_from(len).unwrap_or(u64::MAX) - 1);
-        let out = match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(self.object_key(key))
-            .range(format!("bytes={offset}-{last}"))
-            .send()
-            .await
-        {
-            Ok(o) => o,
-            Err(e) => {
-                let e = AwsError::sdk("GetObject", e);
-                return match (e.code(), e.status()) {
-                    (Some("NoSuchKey"), _) | (None | Some("NotFound"), Some(404)) => Ok(None),
-                    (Some("InvalidRange"), _) | (_, Some(416)) => Ok(Some(Vec::new())),
-                    _ => Err(self.err(e)),
-                };
-            }
-        };
-        let bytes = out.body.collect().await.map_err(|e| {
-            self.err(AwsError::Body {
-                op: "GetObject",
-                source: Box::new(e),
-            })
-        })?;
-        Ok(Some(bytes.into_bytes().to_vec()))
+        self.get_object_range(
+            &self.object_key(key),
+            Some(format!("bytes={offset}-{last}")),
+        )
+        .await
     }
 }
 
@@ -252,24 +231,9 @@ mod tests {
     /// dropped unfinished leaves the previous object whole and no upload pending.
     #[tokio::test]
     async fn an_aux_object_bigger_than_a_part_is_a_multipart_upload_of_its_bytes() {
-        let Ok(ep) = std::env::var("KB_CRAWL_AWS_ENDPOINT") else {
-            assert!(
-                std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
-            );
-            println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set (start moto with scripts/moto.sh)");
+        let Some(s) = super::super::test_sink("kbc-auxstream").await else {
             return;
         };
-        let s = S3Sink::builder()
-            .bucket(format!("kbc-auxstream-{}", &JobId::new().as_str()[4..]))
-            .prefix("kb")
-            .endpoint_url(ep)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        s.create_bucket_if_missing().await.unwrap();
         let job = JobId::new();
         let part = 5 << 20;
         let mut w = s.stream_aux(&job, "chunks.jsonl", part).unwrap();

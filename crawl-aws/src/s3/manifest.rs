@@ -296,24 +296,9 @@ mod tests {
     /// whole, and leaves no run behind.
     #[tokio::test]
     async fn a_manifest_merged_from_runs_in_parts_is_the_whole_manifest() {
-        let Ok(ep) = std::env::var("KB_CRAWL_AWS_ENDPOINT") else {
-            assert!(
-                std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
-            );
-            println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set (start moto with scripts/moto.sh)");
+        let Some(s) = super::super::test_sink("kbc-manifest").await else {
             return;
         };
-        let s = S3Sink::builder()
-            .bucket(format!("kbc-manifest-{}", &JobId::new().as_str()[4..]))
-            .prefix("kb")
-            .endpoint_url(ep)
-            .region("us-east-1")
-            .static_credentials("testing", "testing")
-            .build()
-            .await
-            .unwrap();
-        s.create_bucket_if_missing().await.unwrap();
         let job = JobId::new();
         for i in 0..23 {
             let d = crawl_core::conformance::sample_doc(

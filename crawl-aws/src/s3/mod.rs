@@ -138,11 +138,23 @@ impl S3Sink {
     }
 
     async fn get_object(&self, full: &str) -> Result<Option<Vec<u8>>> {
+        self.get_object_range(full, None).await
+    }
+
+    /// The object at `full`, or the bytes of `range` (an HTTP `Range`, e.g.
+    /// `bytes=0-99`) of it; `None` when there is no such object. A range past the object's
+    /// end (S3 answers 416 `InvalidRange`) is an empty read.
+    pub(crate) async fn get_object_range(
+        &self,
+        full: &str,
+        range: Option<String>,
+    ) -> Result<Option<Vec<u8>>> {
         let out = match self
             .client
             .get_object()
             .bucket(&self.bucket)
             .key(full)
+            .set_range(range.clone())
             .send()
             .await
         {
@@ -152,6 +164,9 @@ impl S3Sink {
                 // A missing bucket is also a 404, but an error, not an absent key.
                 return match (e.code(), e.status()) {
                     (Some("NoSuchKey"), _) | (None | Some("NotFound"), Some(404)) => Ok(None),
+                    (Some("InvalidRange"), _) | (_, Some(416)) if range.is_some() => {
+                        Ok(Some(Vec::new()))
+                    }
                     _ => Err(self.err(e)),
                 };
             }
@@ -581,4 +596,30 @@ impl Sink for S3Sink {
     fn capabilities(&self) -> Capabilities {
         Capabilities::SHARED
     }
+}
+
+/// A sink (prefix `kb`) on a new bucket `{stem}-…` of the moto at `KB_CRAWL_AWS_ENDPOINT`,
+/// for this module's tests; `None` (said) when it is not set, a failure with
+/// `KB_CRAWL_REQUIRE_SERVICES=1`.
+#[cfg(test)]
+async fn test_sink(stem: &str) -> Option<S3Sink> {
+    let Ok(ep) = std::env::var("KB_CRAWL_AWS_ENDPOINT") else {
+        assert!(
+            std::env::var("KB_CRAWL_REQUIRE_SERVICES").as_deref() != Ok("1"),
+            "KB_CRAWL_AWS_ENDPOINT not set but KB_CRAWL_REQUIRE_SERVICES=1"
+        );
+        println!("SKIPPED: KB_CRAWL_AWS_ENDPOINT not set (start moto with scripts/moto.sh)");
+        return None;
+    };
+    let s = S3Sink::builder()
+        .bucket(format!("{stem}-{}", &JobId::new().as_str()[4..]))
+        .prefix("kb")
+        .endpoint_url(ep)
+        .region("us-east-1")
+        .static_credentials("testing", "testing")
+        .build()
+        .await
+        .unwrap();
+    s.create_bucket_if_missing().await.unwrap();
+    Some(s)
 }
