@@ -525,7 +525,7 @@ impl Sink for S3Sink {
         self.write_manifest(job).await.map(|_| ())
     }
 
-    /// Finds the URL's document through the job's URL index (see [`UrlIndex`]): built from
+    /// Finds the URL's document through the job's URL index (`index::UrlIndex`): built from
     /// one listing of the job (a HeadObject a document) the first time this sink removes
     /// from the job, then kept up to date by this sink's own writes; a hit is checked
     /// against the object's metadata before it is deleted, and a stale index is rebuilt.
