@@ -50,8 +50,9 @@ except ImportError:  # make the venv and run again inside it
 WORD = re.compile(r"\w+")
 
 
-def load(features, quality, holdout):
-    """Rows of the dump with labels, weights and page index, split into train/held."""
+def load(features, quality, holdout, paths=None):
+    """Rows of the dump with labels, weights and page index, split into train/held (and
+    each row's ancestry `path` appended to `paths` when given)."""
     manifest = {}
     for line in (quality / "data" / "manifest.tsv").read_text().splitlines()[1:]:
         c = line.split("\t")
@@ -77,6 +78,8 @@ def load(features, quality, holdout):
                 continue
             m = len(toks) * in_truth(toks, *truths[pid])
             X.append(r["f"])
+            if paths is not None:
+                paths.append(r.get("path", ""))
             y.append(1.0 if m * 2 >= len(toks) else 0.0)
             ntok.append(len(toks))
             match.append(m)
@@ -236,7 +239,15 @@ def main():
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--rate", type=float, default=0.15)
     ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument(
+        "--chrome-words",
+        help="comma-separated class/id words: print, per source, what dropping the kept "
+        "blocks under an ancestor with each word does (pages changed, sum of F1 changes)",
+    )
     a = ap.parse_args()
+    if a.chrome_words:
+        chrome_words(a)
+        return
     if a.loso:
         a.loso.mkdir(parents=True, exist_ok=True)
         X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None)
@@ -286,6 +297,38 @@ def fit(a, X, y, w, page, ntok, match, pages, train, holdout, out):
         f" without {holdout}" if holdout else ""
     )
     model.write(out, FEATURES, drop, add, note)
+
+
+def class_words(path):
+    """The class/id words (split at `-`, `_`, `.`, digits and camelCase, lower-cased) of
+    a block's ancestors inside the rules' root (the last element of `path` is the root)."""
+    out = set()
+    for part in path.split(" < ")[:-1]:
+        for tok in re.split(r"[.#]", part)[1:]:
+            for piece in re.split(r"[-_:\d]+", tok):
+                out.update(w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", piece))
+    return out
+
+
+def chrome_words(a):
+    """Per source: the pages and F1 that dropping the kept blocks under each word changes."""
+    paths = []
+    X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None, paths)
+    words = [class_words(p) for p in paths]
+    truth_len = np.array([p[3] for p in pages], dtype=np.float64)
+    inside = (X[:, FEATURES.index("in_rule_root")] > 0.5) & (
+        X[:, FEATURES.index("rule_removed")] < 0.5
+    )
+    base = page_f1(inside.astype(float), page, ntok, match, truth_len, len(pages))
+    source = np.array([p[1] for p in pages])
+    for word in a.chrome_words.split(","):
+        hit = np.array([word in ws for ws in words])
+        d = page_f1((inside & ~hit).astype(float), page, ntok, match, truth_len, len(pages)) - base
+        cols = [
+            f"{s}: {int((np.abs(d[source == s]) > 1e-9).sum())} pages {d[source == s].sum():+.2f}"
+            for s in sorted(set(source))
+        ]
+        print(f"{word:16s} all {d.sum():+.2f} | " + " | ".join(cols))
 
 
 FEATURES = []

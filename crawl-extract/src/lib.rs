@@ -7,6 +7,7 @@ mod learn;
 mod markdown;
 mod meta;
 mod score;
+mod shelf;
 mod tag;
 pub mod template;
 mod tokenize;

@@ -468,6 +468,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             removed[i] = true;
         }
     }
+    // Shelves ("You may also like", "Related posts", share bars) by their heading.
+    super::shelf::remove_shelves(tree, &raw, &prose, &has_main, &mut removed);
     // Pass 3 (bottom-up): content and link text excluding chrome.
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];

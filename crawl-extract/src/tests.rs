@@ -534,6 +534,42 @@ fn a_chrome_class_block_outweighing_the_post_is_chrome_when_the_prose_is_elsewhe
 }
 
 #[test]
+fn a_section_begun_by_a_shelf_heading_is_chrome() {
+    // Recommendations inside a product's content, under plain classes: the heading says
+    // what the section is.
+    let cards: String = (0..4)
+        .map(|i| format!("<li><a href='/p{i}'>Other lamp {i}</a> from 10 EUR, in stock</li>"))
+        .collect();
+    let html = format!(
+        "<main><h1>Painted lamp</h1>{}{}\
+         <div class='block'><div class='block-title'><h2>You may also like</h2></div>\
+         <ul>{cards}</ul></div>\
+         <div class='block'><h2>Related work in the field</h2>{}</div></main>",
+        para("lamp description"),
+        para("lamp materials"),
+        para("a section about related work")
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("lamp description") && m.contains("lamp materials"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("Other lamp") && !m.contains("You may also like"),
+        "{m}"
+    );
+    // Not a shelf phrase: kept.
+    assert!(m.contains("a section about related work"), "{m}");
+    // A section holding most of the page's prose is not a shelf, whatever its heading.
+    let html = format!(
+        "<div><div><h2>Trending</h2>{}{}</div><p>a short note</p></div>",
+        para("the trending story itself"),
+        para("the story goes on")
+    );
+    assert!(md(&html).contains("the trending story itself"));
+}
+
+#[test]
 fn selection_starts_at_the_first_main_landmark() {
     // An infinite-scroll story page: the next story is loaded below with its own landmark.
     let html = format!(
