@@ -251,22 +251,25 @@ mod tests {
     use super::super::test_moto;
     use super::*;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn concurrent_workers_get_slots_an_interval_apart() {
-        let Some(ep) = test_moto::endpoint() else {
-            return;
-        };
+    /// A limiter of `interval` over the stand-in's dedup table; `None` (the test skipped)
+    /// without one.
+    async fn limiter(interval: Duration) -> Option<DynamoHostLimiter> {
+        let ep = test_moto::endpoint()?;
         let dedup = test_moto::dedup(&ep).await;
         let req = crawl_core::CrawlRequest::builder("http://example.test/")
             .build()
             .unwrap();
         let inner: DynFetcher =
             std::sync::Arc::new(crawl_core::http::HttpFetcher::for_request(&req).unwrap());
-        let limiter = std::sync::Arc::new(DynamoHostLimiter::new(
-            inner,
-            &dedup,
-            Some(Duration::from_millis(200)),
-        ));
+        Some(DynamoHostLimiter::new(inner, &dedup, Some(interval)))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_workers_get_slots_an_interval_apart() {
+        let Some(limiter) = limiter(Duration::from_millis(200)).await else {
+            return;
+        };
+        let limiter = std::sync::Arc::new(limiter);
         let slots: Vec<i64> = futures::future::try_join_all((0..24).map(|_| {
             let l = std::sync::Arc::clone(&limiter);
             async move {
@@ -285,17 +288,10 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_worker_slower_than_the_interval_takes_each_slot_in_one_update() {
-        let Some(ep) = test_moto::endpoint() else {
+        let interval = Duration::from_millis(50);
+        let Some(limiter) = limiter(interval).await else {
             return;
         };
-        let dedup = test_moto::dedup(&ep).await;
-        let req = crawl_core::CrawlRequest::builder("http://example.test/")
-            .build()
-            .unwrap();
-        let inner: DynFetcher =
-            std::sync::Arc::new(crawl_core::http::HttpFetcher::for_request(&req).unwrap());
-        let interval = Duration::from_millis(50);
-        let limiter = DynamoHostLimiter::new(inner, &dedup, Some(interval));
         let origin = "http://idle.example.test";
         let mut slots = Vec::new();
         for _ in 0..6 {

@@ -34,15 +34,7 @@ pub fn unique(kind: &str) -> String {
 
 /// An S3 sink on a fresh bucket.
 pub async fn sink(endpoint: &str, prefix: &str) -> S3Sink {
-    let s = S3Sink::builder()
-        .bucket(unique("b"))
-        .prefix(prefix)
-        .endpoint_url(endpoint)
-        .region("us-east-1")
-        .static_credentials("testing", "testing")
-        .build()
-        .await
-        .expect("build sink");
+    let s = sink_of(endpoint, &unique("b"), prefix).await;
     s.create_bucket_if_missing().await.expect("create bucket");
     s
 }
