@@ -144,6 +144,31 @@ impl Site {
 struct Watched {
     inner: Arc<MemorySink>,
     writes: Arc<Mutex<Vec<String>>>,
+    /// Auxiliary objects put whole: name and bytes.
+    aux_puts: Arc<Mutex<Vec<(String, usize)>>>,
+    /// Writes to streamed auxiliary objects: name and bytes.
+    aux_writes: Arc<Mutex<Vec<(String, usize)>>>,
+}
+
+/// A [`Watched`] sink's streamed auxiliary object, recording each write.
+struct WatchedWriter<'a> {
+    inner: crawl_core::DynAuxWriter<'a>,
+    name: String,
+    writes: Arc<Mutex<Vec<(String, usize)>>>,
+}
+
+#[async_trait]
+impl crawl_core::AuxWriter for WatchedWriter<'_> {
+    async fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.writes
+            .lock()
+            .unwrap()
+            .push((self.name.clone(), bytes.len()));
+        self.inner.write(bytes).await
+    }
+    async fn finish(self: Box<Self>) -> Result<String> {
+        self.inner.finish().await
+    }
 }
 
 impl fmt::Display for Watched {
@@ -195,7 +220,22 @@ impl Sink for Watched {
         self.inner.delete_aux(job, name).await
     }
     async fn put_aux(&self, job: &JobId, name: &str, bytes: Vec<u8>) -> Result<String> {
+        self.aux_puts
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), bytes.len()));
         self.inner.put_aux(job, name, bytes).await
+    }
+    async fn aux_writer<'a>(
+        &'a self,
+        job: &JobId,
+        name: &str,
+    ) -> Result<crawl_core::DynAuxWriter<'a>> {
+        Ok(Box::new(WatchedWriter {
+            inner: self.inner.aux_writer(job, name).await?,
+            name: name.to_owned(),
+            writes: Arc::clone(&self.aux_writes),
+        }))
     }
 }
 
@@ -257,6 +297,8 @@ impl Harness {
         let sink = Watched {
             inner: Arc::clone(&memory),
             writes: Arc::default(),
+            aux_puts: Arc::default(),
+            aux_writes: Arc::default(),
         };
         let sources = Arc::new(MemorySourceStore::new());
         let recorder = Arc::new(Recorder::default());
@@ -888,4 +930,91 @@ async fn an_unchanged_resync_writes_each_page_state_once() {
     // The re-sync saves each page's state when it is checked, and finalise adds nothing
     // (it used to save all six again).
     assert_eq!(puts[1].0, 6, "page states written by the re-sync: {puts:?}");
+}
+
+/// A source's run over more pages than finalise reads in one batch of page states writes
+/// its `changes.jsonl` through the sink's aux writer, a batch at a time: the file is never
+/// whole in memory (it was built as one buffer and put whole), and holds one line a page.
+#[tokio::test]
+async fn a_runs_changes_jsonl_is_streamed_to_the_sink_a_batch_at_a_time() {
+    const LEAVES: usize = 450;
+    let fx = Fixture::start(|hit, _| {
+        if hit.path == "/" {
+            let list: String = (0..LEAVES)
+                .map(|i| format!("<li><a href=\"/p{i}\">Page {i}</a></li>"))
+                .collect();
+            return Reply::html(&format!(
+                "<!doctype html><html><head><title>Home</title></head><body><main>\
+                 <h1>Home</h1><p>Every page of the office, one link each.</p><ul>{list}</ul>\
+                 </main></body></html>"
+            ));
+        }
+        let Some(n) = hit.path.strip_prefix("/p") else {
+            return Reply::status(404);
+        };
+        Reply::html(&format!(
+            "<!doctype html><html><head><title>Page {n}</title></head><body><main>\
+             <h1>Page {n}</h1><p>Page {n} says what the office does on day {n}.</p>\
+             </main></body></html>"
+        ))
+    })
+    .await;
+    let h = Harness::new();
+    let req = CrawlRequest::builder(fx.url("/").as_str())
+        .max_depth(1)
+        .max_pages(u32::try_from(LEAVES + 1).unwrap())
+        .concurrency(8)
+        .rate(None)
+        .sitemap(SitemapMode::Off)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+        .build()
+        .unwrap();
+    let (_, handle) = h.crawler.start_sync("ast-1", req).await.unwrap();
+    let rec = handle.wait().await.unwrap();
+    assert_eq!(rec.status, JobStatus::Completed, "{rec:?}");
+    assert_eq!(
+        rec.progress.changes,
+        ChangeCounts::new(LEAVES as u64 + 1, 0, 0, 0)
+    );
+
+    let lines = changes_file(&h.memory, &rec.id).await;
+    assert_eq!(lines.len(), LEAVES + 1);
+    assert!(
+        lines.iter().all(|l| l["change"] == "added"),
+        "{:?}",
+        lines[0]
+    );
+    let urls: BTreeSet<&str> = lines.iter().filter_map(|l| l["url"].as_str()).collect();
+    assert_eq!(urls.len(), LEAVES + 1, "one line a page");
+
+    let whole = h.sink.aux_puts.lock().unwrap().clone();
+    assert!(
+        !whole.iter().any(|(n, _)| n == "changes.jsonl"),
+        "changes.jsonl was put whole: {whole:?}"
+    );
+    let writes: Vec<usize> = h
+        .sink
+        .aux_writes
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(n, _)| n == "changes.jsonl")
+        .map(|(_, b)| *b)
+        .collect();
+    let bytes = h
+        .memory
+        .get(&format!("{}/changes.jsonl", rec.id))
+        .await
+        .unwrap()
+        .unwrap()
+        .len();
+    assert_eq!(writes.iter().sum::<usize>(), bytes);
+    // Finalise reads the page states 200 at a time: three batches, three writes.
+    assert!(writes.len() >= 3, "{} writes: {writes:?}", writes.len());
+    let largest = writes.iter().copied().max().unwrap_or(0);
+    assert!(
+        largest <= bytes / 2,
+        "a write of {largest} of the file's {bytes} bytes: {writes:?}"
+    );
 }

@@ -268,6 +268,10 @@ pub async fn finalise_run(
     let template = run_template(sink.as_ref(), sync, opts).await?;
 
     let mut counts = ChangeCounts::default();
+    // Streamed a batch of page states at a time: the file is never whole in memory.
+    let mut changes = sink
+        .aux_writer(run, crate::source::ChangeLine::FILE)
+        .await?;
     let mut lines = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -329,13 +333,16 @@ pub async fn finalise_run(
                 .map_err(|e| crate::Error::new(crate::ErrorKind::Internal, e.to_string()))?;
             lines.push(b'\n');
         }
+        if !lines.is_empty() {
+            changes.write(&lines).await?;
+            lines.clear();
+        }
         match batch.next {
             Some(n) => after = Some(n),
             None => break,
         }
     }
-    sink.put_aux(run, crate::source::ChangeLine::FILE, lines)
-        .await?;
+    changes.finish().await?;
     jobs.record_changes(run, &counts).await?;
 
     let template_md = template.template_markdown();
