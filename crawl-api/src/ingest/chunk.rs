@@ -1,11 +1,11 @@
 //! [`ChunkIngestor`]: heading-aware RAG chunks of a job's documents, as `chunks.jsonl`.
 
-use std::collections::HashSet;
 use std::fmt;
 
 use async_trait::async_trait;
 use crawl_core::{
-    DiffSide, DynSink, Error, ErrorKind, Ingestor, JobRecord, Result, RunDiff, StoredDoc,
+    DiffSide, DynSink, Error, ErrorKind, Ingestor, JobRecord, RangeLines, Result, RunDiff,
+    StoredDoc,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -106,28 +106,53 @@ impl fmt::Display for ChunkIngestor {
     }
 }
 
+/// The first 16 bytes of the SHA-256 of `url`: which pages a diff touches, held in 16 bytes
+/// a page (a false match, which would drop an untouched page's chunks, has odds of about
+/// one in 2^128 per pair).
+fn url_digest(url: &str) -> [u8; 16] {
+    let d = Sha256::digest(url.as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&d[..16]);
+    out
+}
+
+/// The sorted digests of the URLs `diff` upserts or deletes.
+async fn touched_digests(diff: &RunDiff<'_>) -> Result<Vec<[u8; 16]>> {
+    let mut touched = Vec::new();
+    for side in [DiffSide::Upserts, DiffSide::Deletions] {
+        let mut pages = diff.pages(side);
+        while let Some(docs) = pages.next_page().await? {
+            touched.extend(docs.iter().map(|d| url_digest(d.url.as_str())));
+        }
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    Ok(touched)
+}
+
 #[async_trait]
 impl Ingestor for ChunkIngestor {
     async fn on_completed(&self, job: &JobRecord, diff: &RunDiff<'_>) -> Result<()> {
         let home = job.request.sync.as_ref().map_or(&job.id, |s| &s.documents);
-        // Streamed a page of documents at a time: the file is never whole in memory (only
-        // the previous file of a source's run is read whole, to keep its untouched lines).
+        // Streamed a page of documents at a time: the file is never whole in memory.
         let mut out = self.sink.aux_writer(home, CHUNKS_FILE).await?;
         let mut buf = Vec::new();
-        // The chunks of pages this diff does not touch stay as they were.
+        // The chunks of pages this diff does not touch stay as they were: the previous file
+        // is read a window at a time, and the pages the diff touches are held as 16-byte
+        // digests of their URLs (the diff's size, not the site's).
         if job.request.sync.is_some() {
-            let mut touched: HashSet<String> = HashSet::new();
-            for side in [DiffSide::Upserts, DiffSide::Deletions] {
-                let mut pages = diff.pages(side);
-                while let Some(docs) = pages.next_page().await? {
-                    touched.extend(docs.into_iter().map(|d| String::from(d.url)));
-                }
-            }
             let key = crawl_core::keys::aux_key(home, CHUNKS_FILE)?;
-            if let Some(old) = self.sink.get(&key).await? {
-                for line in old.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let mut old = RangeLines::new(self.sink.as_ref(), key, WRITE_BYTES);
+            let mut block = old.next_block().await?;
+            let touched = if block.is_some() {
+                touched_digests(diff).await?
+            } else {
+                Vec::new()
+            };
+            while let Some(lines) = block {
+                for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
                     let keep = serde_json::from_slice::<Chunk>(line)
-                        .is_ok_and(|c| !touched.contains(c.url.as_str()));
+                        .is_ok_and(|c| touched.binary_search(&url_digest(&c.url)).is_err());
                     if keep {
                         buf.extend_from_slice(line);
                         buf.push(b'\n');
@@ -137,6 +162,7 @@ impl Ingestor for ChunkIngestor {
                         buf.clear();
                     }
                 }
+                block = old.next_block().await?;
             }
         }
         let mut pages = diff.pages(DiffSide::Upserts);
@@ -255,6 +281,9 @@ mod tests {
         inner: MemorySink,
         put_aux: std::sync::Mutex<Vec<(String, usize)>>,
         writes: Arc<std::sync::Mutex<Vec<usize>>>,
+        /// Keys read whole, and ranged reads: key and length asked.
+        gets: std::sync::Mutex<Vec<String>>,
+        ranges: std::sync::Mutex<Vec<(String, usize)>>,
     }
 
     impl fmt::Display for Recording {
@@ -285,7 +314,12 @@ mod tests {
             self.inner.put(doc).await
         }
         async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.gets.lock().unwrap().push(key.to_owned());
             self.inner.get(key).await
+        }
+        async fn get_range(&self, key: &str, offset: u64, len: usize) -> Result<Option<Vec<u8>>> {
+            self.ranges.lock().unwrap().push((key.to_owned(), len));
+            self.inner.get_range(key, offset, len).await
         }
         async fn list_page(
             &self,
@@ -371,6 +405,93 @@ mod tests {
             largest < WRITE_BYTES + 16 * 1024,
             "a write of {largest} bytes ({} writes)",
             writes.len()
+        );
+    }
+
+    /// A run of a source keeps the chunks of the pages it did not touch by reading the
+    /// previous `chunks.jsonl` a window at a time (it read the file whole), and the file it
+    /// writes holds exactly the chunks of the source's current documents.
+    #[tokio::test]
+    async fn a_source_run_reads_the_previous_chunks_in_windows() {
+        let sink = Arc::new(Recording::default());
+        let home = JobId::new();
+        let source = crawl_core::SourceId::derive("a", &"https://x.test/".parse().unwrap());
+        let mut req = CrawlRequest::builder("https://x.test/").build().unwrap();
+        req.sync = Some(crawl_core::SyncTarget::new(source, home.clone()));
+        let para = "A sentence of the page that says what the office does. ".repeat(20);
+        let mut docs = Vec::new();
+        for i in 0..300 {
+            let body = format!("# P{i}\n\n{para}\n\n## More\n\n{para}\n");
+            let d = crawl_core::conformance::sample_doc(
+                &home,
+                &format!("https://x.test/p{i:03}"),
+                Some(&format!("P{i}")),
+                &body,
+            );
+            docs.push(sink.put(&d).await.unwrap());
+        }
+        let first = JobRecord::new(home.clone(), req.clone(), time::OffsetDateTime::UNIX_EPOCH);
+        let ingestor = ChunkIngestor::new(Arc::clone(&sink) as crawl_core::DynSink);
+        ingestor
+            .on_completed(&first, &RunDiff::all_added(docs.clone()))
+            .await
+            .unwrap();
+        let key = format!("{home}/{CHUNKS_FILE}");
+        let before = sink.get(&key).await.unwrap().unwrap().len();
+        assert!(before > 4 * WRITE_BYTES, "{before} bytes only");
+
+        // The next run changed p000 and removed p001.
+        let changed = crawl_core::conformance::sample_doc(
+            &home,
+            "https://x.test/p000",
+            Some("P0"),
+            "# P0\n\nThe second version of the page.\n",
+        );
+        let changed = sink.put(&changed).await.unwrap();
+        let removed = docs.remove(1);
+        docs[0] = changed.clone();
+        let run = JobRecord::new(JobId::new(), req, time::OffsetDateTime::UNIX_EPOCH);
+        let diff = RunDiff::from_docs(crawl_core::DiffDocs::new(
+            crawl_core::ChangeCounts::default(),
+            vec![changed],
+            vec![removed],
+        ));
+        sink.gets.lock().unwrap().clear();
+        sink.ranges.lock().unwrap().clear();
+        ingestor.on_completed(&run, &diff).await.unwrap();
+
+        let whole: Vec<String> = sink.gets.lock().unwrap().clone();
+        assert!(!whole.contains(&key), "chunks.jsonl was read whole");
+        let ranges: Vec<usize> = sink
+            .ranges
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, len)| *len)
+            .collect();
+        assert!(ranges.len() > 4, "{ranges:?}");
+        assert!(ranges.iter().all(|len| *len <= WRITE_BYTES), "{ranges:?}");
+
+        let mut want = Vec::new();
+        for d in &docs {
+            let file = String::from_utf8(sink.get(&d.key).await.unwrap().unwrap()).unwrap();
+            for c in chunk_document(d, &file, DEFAULT_MAX_CHUNK_CHARS) {
+                want.push(serde_json::to_string(&c).unwrap());
+            }
+        }
+        let bytes = sink.get(&key).await.unwrap().unwrap();
+        let mut got: Vec<String> = String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got.len(), want.len());
+        assert!(
+            got == want,
+            "chunks.jsonl differs from the source's documents"
         );
     }
 

@@ -20,7 +20,9 @@ pub use ledger::{
     over_budget_counts, Admit, Candidate, ComposedLedger, CrawlLedger, DynLedger, ExcludedCounts,
 };
 pub use renderer::{DynRenderer, Renderer};
-pub use sink::{for_each_doc_page, AuxWriter, DocPage, DynAuxWriter, DynSink, Sink, LIST_PAGE};
+pub use sink::{
+    for_each_doc_page, AuxWriter, DocPage, DynAuxWriter, DynSink, RangeLines, Sink, LIST_PAGE,
+};
 pub use source::{DynSourceStore, SourceStore};
 
 /// What a backend can do; the engine refuses combinations that cannot be correct (for

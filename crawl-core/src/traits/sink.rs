@@ -183,6 +183,75 @@ where
 /// Shared sink handle.
 pub type DynSink = Arc<dyn Sink>;
 
+/// Reads an object of a sink in blocks of whole lines, [`Sink::get_range`] a window at a
+/// time, so a pass over a large JSON-lines object (a previous `chunks.jsonl`) never holds
+/// it whole: a block is at most a window plus the line it ends inside.
+#[derive(Debug)]
+pub struct RangeLines<'a> {
+    sink: &'a dyn Sink,
+    key: String,
+    window: usize,
+    offset: u64,
+    /// Bytes read that do not end a line yet.
+    carry: Vec<u8>,
+    done: bool,
+}
+
+impl<'a> RangeLines<'a> {
+    /// The lines of the object at `key` of `sink`, read `window` bytes at a time.
+    pub fn new(sink: &'a dyn Sink, key: impl Into<String>, window: usize) -> Self {
+        Self::at(sink, key, window, 0)
+    }
+
+    /// As [`new`](Self::new), from byte `offset` (the start of a line) on.
+    pub fn at(sink: &'a dyn Sink, key: impl Into<String>, window: usize, offset: u64) -> Self {
+        RangeLines {
+            sink,
+            key: key.into(),
+            window: window.max(1),
+            offset,
+            carry: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The next block of whole lines, each ending in a newline (but the object's last line
+    /// when it has none); `None` after the last, or at once when there is no such object.
+    /// An object that goes away while it is read is an error.
+    pub async fn next_block(&mut self) -> Result<Option<Vec<u8>>> {
+        while !self.done {
+            let Some(window) = self
+                .sink
+                .get_range(&self.key, self.offset, self.window)
+                .await?
+            else {
+                if self.offset == 0 {
+                    self.done = true;
+                    return Ok(None);
+                }
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "{} went away from {} while it was read",
+                        self.key, self.sink
+                    ),
+                ));
+            };
+            if window.is_empty() {
+                self.done = true;
+                break;
+            }
+            self.offset += window.len() as u64;
+            self.carry.extend_from_slice(&window);
+            if let Some(end) = self.carry.iter().rposition(|b| *b == b'\n') {
+                let rest = self.carry.split_off(end + 1);
+                return Ok(Some(std::mem::replace(&mut self.carry, rest)));
+            }
+        }
+        Ok((!self.carry.is_empty()).then(|| std::mem::take(&mut self.carry)))
+    }
+}
+
 /// An auxiliary object being streamed into a sink ([`Sink::aux_writer`]).
 #[async_trait]
 pub trait AuxWriter: Send {
@@ -260,5 +329,41 @@ impl<T: Sink + ?Sized> Sink for Arc<T> {
     }
     fn capabilities(&self) -> Capabilities {
         (**self).capabilities()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySink;
+
+    /// Lines longer than a window, a window ending inside a line, a last line without its
+    /// newline: every line comes back once, whole, in blocks of whole lines.
+    #[tokio::test]
+    async fn range_lines_gives_whole_lines_a_window_at_a_time() {
+        let sink = MemorySink::new();
+        let job = JobId::new();
+        let text = "a\nbb\n".to_owned() + &"c".repeat(25) + "\nddd\n\neee";
+        let key = sink
+            .put_aux(&job, "x.jsonl", text.clone().into_bytes())
+            .await
+            .unwrap();
+        for window in [1, 3, 7, 64] {
+            let mut lines = RangeLines::new(&sink, key.clone(), window);
+            let mut got = Vec::new();
+            while let Some(block) = lines.next_block().await.unwrap() {
+                assert!(
+                    block.ends_with(b"\n") || block.ends_with(b"eee"),
+                    "a block ends inside a line: {:?}",
+                    String::from_utf8_lossy(&block)
+                );
+                assert!(block.len() <= window + 26, "{} bytes", block.len());
+                got.extend_from_slice(&block);
+            }
+            assert_eq!(String::from_utf8(got).unwrap(), text, "window {window}");
+            assert!(lines.next_block().await.unwrap().is_none());
+        }
+        let mut none = RangeLines::new(&sink, format!("{job}/missing.jsonl"), 8);
+        assert!(none.next_block().await.unwrap().is_none());
     }
 }
