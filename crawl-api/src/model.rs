@@ -168,4 +168,6 @@ pub struct ChangeList {
     /// The pages the run added, changed or removed (empty for a crawl that is not a run of a
     /// source, or a run still going).
     pub changes: Vec<PageChangeView>,
+    /// Pass it back as `nextToken` for the next page; `null` on the last page.
+    pub next_token: Option<String>,
 }

@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use crawl_core::{ChangeLine, JobId, JobRecord, StartCrawl};
+use crawl_core::{ChangeLine, JobId, JobRecord, RangeLines, StartCrawl};
 use serde_json::{Map, Value};
 
 use crate::auth::{Action, AuthorizerExt};
@@ -339,24 +339,77 @@ async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// The pages a run of a source added, changed or removed (its `changes.jsonl`).
+/// Changes per page of `GET .../changes` (default and most).
+const CHANGES_PAGE: usize = 1000;
+
+/// The pages a run of a source added, changed or removed (its `changes.jsonl`), a page of at
+/// most `limit` (default and most [`CHANGES_PAGE`]) at a time: the file is read in ranged
+/// windows from where the previous page ended (`nextToken`), never whole.
 async fn changes(
     State(state): State<ApiState>,
     Path((assistant, job)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<ChangeList>> {
     authorize(&state, &headers, &assistant, Action::Read).await?;
+    let limit = match query.get("limit") {
+        None => CHANGES_PAGE,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=CHANGES_PAGE).contains(&n) => n,
+            _ => {
+                return Err(ApiError::invalid(
+                    "limit",
+                    format!("limit: must be a whole number from 1 to {CHANGES_PAGE}"),
+                ))
+            }
+        },
+    };
     let record = owned_job(&state, &assistant, &job).await?;
     let key = crawl_core::keys::aux_key(&record.id, ChangeLine::FILE)?;
+    let sink = state.sink.as_ref();
+    let bad_token = || ApiError::invalid("nextToken", "nextToken: not a token this API returned");
+    let start = match query.get("nextToken") {
+        None => 0,
+        Some(t) => {
+            // A token is the offset of a line's start: the byte before it ends a line.
+            let offset = t
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(bad_token)?;
+            let before = sink.get_range(&key, offset - 1, 1).await?;
+            if before.as_deref() != Some(b"\n".as_slice()) {
+                return Err(bad_token());
+            }
+            offset
+        }
+    };
+    let mut lines = RangeLines::at(sink, key.clone(), 64 << 10, start);
     let mut changes = Vec::new();
-    if let Some(bytes) = state.sink.get(&key).await? {
-        for l in ChangeLine::parse(&key, &bytes)? {
-            changes.push(PageChangeView {
-                url: l.url.to_string(),
-                change: l.change.to_string(),
-                reason: l.reason,
-            });
+    let mut at = start;
+    let mut next_token = None;
+    'read: while let Some(block) = lines.next_block().await? {
+        for line in block.split_inclusive(|b| *b == b'\n') {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            if !text.is_empty() {
+                if changes.len() == limit {
+                    next_token = Some(at.to_string());
+                    break 'read;
+                }
+                let l = ChangeLine::parse(&key, text)?
+                    .pop()
+                    .ok_or_else(|| crawl_core::Error::invalid("changes.jsonl: an empty line"))?;
+                changes.push(PageChangeView {
+                    url: l.url.to_string(),
+                    change: l.change.to_string(),
+                    reason: l.reason,
+                });
+            }
+            at += line.len() as u64;
         }
     }
-    Ok(Json(ChangeList { changes }))
+    Ok(Json(ChangeList {
+        changes,
+        next_token,
+    }))
 }

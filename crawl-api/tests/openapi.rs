@@ -159,7 +159,11 @@ fn every_serialized_field_is_declared() {
             check(
                 &spec,
                 "ChangeList",
-                &serde_json::to_value(ChangeList { changes: vec![c] }).unwrap(),
+                &serde_json::to_value(ChangeList {
+                    changes: vec![c],
+                    next_token: None,
+                })
+                .unwrap(),
             );
         }
     }

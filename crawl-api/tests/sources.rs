@@ -501,6 +501,44 @@ async fn a_crawl_of_a_known_url_syncs_it_and_its_changes_are_listed() {
             (format!("{ROOT}d"), "added".into(), Value::Null),
         ]
     );
+    assert_eq!(changes["nextToken"], Value::Null, "one page: {changes}");
+    // A page at a time, following nextToken: the same changes, each once, in file order.
+    let mut paged = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let path = match &token {
+            None => format!("/assistants/ast-1/crawl/{run}/changes?limit=1"),
+            Some(t) => format!("/assistants/ast-1/crawl/{run}/changes?limit=1&nextToken={t}"),
+        };
+        let (s, page) = call(&e.app, "GET", &path, None).await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        assert!(page["changes"].as_array().unwrap().len() <= 1, "{page}");
+        paged.extend(page["changes"].as_array().unwrap().iter().cloned());
+        match page["nextToken"].as_str() {
+            Some(t) => token = Some(t.to_owned()),
+            None => break,
+        }
+        assert!(paged.len() < 10, "the pages never end: {paged:?}");
+    }
+    assert_eq!(&Value::Array(paged), &changes["changes"]);
+    for bad in [
+        "limit=0",
+        "limit=1001",
+        "limit=x",
+        "nextToken=1",
+        "nextToken=abc",
+    ] {
+        let (s, err) = call(
+            &e.app,
+            "GET",
+            &format!("/assistants/ast-1/crawl/{run}/changes?{bad}"),
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}: {err}");
+        let field = bad.split('=').next().unwrap();
+        assert!(err.to_string().contains(field), "{bad}: {err}");
+    }
     // Another assistant's crawl of the same URL is a source of its own.
     let (_, other) = call(
         &e.app,
