@@ -18,7 +18,9 @@
 //! (the diff listed whole first: +0.98 / +2.58 / +4.65 MiB), `ChunkIngestor` +0.51 /
 //! +0.58 / +0.65 MiB (streamed with `Sink::aux_writer`; built in memory before: +1.03 /
 //! +6.26 / +12.22 MiB); a run of a source's hand-off +0.71 / +0.80 / +0.82 MiB (its
-//! `changes.jsonl` read whole first: +0.90 / +1.95 / +3.94 MiB).
+//! `changes.jsonl` read whole first: +0.90 / +1.95 / +3.94 MiB); a source's first run,
+//! crawl to hand-off, +1.17 / +1.32 / +1.54 MiB (its `changes.jsonl` built as one buffer at
+//! finalise, before it was streamed with `Sink::aux_writer`: +1.18 / +2.66 / +5.05 MiB).
 //! Last, a run of a source's hand-off: a `changes.jsonl` adding every stored page, read
 //! from the sink in windows, and (the old way) read whole first.
 
@@ -196,19 +198,34 @@ async fn bench(sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
     result
 }
 
+/// A crawl's sink, record, peak heap and folder.
+type Crawled = (DynSink, kb_crawl::JobRecord, usize, tempfile::TempDir);
+
 /// Crawls the site of `pages` pages into a fresh folder, handing the job to `ingestor`;
 /// returns the sink, the job's record and the crawl's peak heap.
 async fn crawl_once(
     addr: &str,
     pages: usize,
     ingestor: Arc<dyn Ingestor>,
-) -> Result<(DynSink, kb_crawl::JobRecord, usize, tempfile::TempDir), Box<dyn std::error::Error>> {
+) -> Result<Crawled, Box<dyn std::error::Error>> {
+    crawl_with(addr, pages, ingestor, false).await
+}
+
+/// As [`crawl_once`]; with `source`, as the first run of a source (`Crawler::start_sync`:
+/// the pages' state kept, finalise deciding every page and writing its `changes.jsonl`).
+async fn crawl_with(
+    addr: &str,
+    pages: usize,
+    ingestor: Arc<dyn Ingestor>,
+    source: bool,
+) -> Result<Crawled, Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let sink: DynSink = Arc::new(FsSink::new(dir.path().join("kb"))?);
     let state = Arc::new(RedbStore::open(dir.path().join("state.redb"))?);
     let crawler = Crawler::builder()
         .sink(Arc::clone(&sink))
-        .state(state)
+        .state(Arc::clone(&state) as _)
+        .sources(state)
         .ingestor(ingestor)
         .build()?;
     let req = CrawlRequest::builder(format!("http://{addr}/{pages}/"))
@@ -221,7 +238,15 @@ async fn crawl_once(
         .sitemap(SitemapMode::Off)
         .guardrails(Guardrails::lifted())
         .build()?;
-    let (rec, peak) = peak_of(crawler.run(req)).await;
+    let (rec, peak) = if source {
+        peak_of(async {
+            let (_, handle) = crawler.start_sync("bench", req).await?;
+            handle.wait().await
+        })
+        .await
+    } else {
+        peak_of(crawler.run(req)).await
+    };
     let rec = rec?;
     if rec.status != JobStatus::Completed {
         return Err(format!("the crawl of {pages} pages ended {}", rec.status).into());
@@ -234,6 +259,12 @@ async fn crawl(addr: &str, pages: usize) -> Result<(), Box<dyn std::error::Error
     let webhook = WebhookIngestor::new(hook_url.as_str(), b"secret".to_vec())?;
     // The same crawl without a hand-off, to tell the crawl's own growth from the hand-off's.
     let (_, _, bare_peak, _dir) = crawl_once(addr, pages, Arc::new(kb_crawl::NoopIngestor)).await?;
+    drop(_dir);
+    reqwest::get(format!("http://{addr}/received")).await?;
+    // The first run of a source, handed to the webhook: its finalise decides every page and
+    // writes a `changes.jsonl` line for each.
+    let (_, _, source_peak, _dir) =
+        crawl_with(addr, pages, Arc::new(webhook.clone()), true).await?;
     drop(_dir);
     reqwest::get(format!("http://{addr}/received")).await?;
     let (sink, rec, crawl_peak, _dir) = crawl_once(addr, pages, Arc::new(webhook.clone())).await?;
@@ -294,9 +325,11 @@ async fn crawl(addr: &str, pages: usize) -> Result<(), Box<dyn std::error::Error
     );
     println!(
         "{pages:>6} pages: a run of a source's hand-off to the webhook +{:.2} MiB \
-         (its changes.jsonl read whole first: +{:.2} MiB)",
+         (its changes.jsonl read whole first: +{:.2} MiB); a source's first run, crawl to \
+         hand-off, +{:.2} MiB",
         mib(run_peak),
         mib(run_whole_peak),
+        mib(source_peak),
     );
     Ok(())
 }
