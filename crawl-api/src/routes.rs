@@ -227,18 +227,7 @@ async fn list(
     headers: HeaderMap,
 ) -> ApiResult<Json<CrawlList>> {
     authorize(&state, &headers, &assistant, Action::Read).await?;
-    let limit = match query.get("limit") {
-        None => MAX_PAGE,
-        Some(l) => match l.parse::<usize>() {
-            Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
-            _ => {
-                return Err(ApiError::invalid(
-                    "limit",
-                    format!("limit: must be a whole number from 1 to {MAX_PAGE}"),
-                ))
-            }
-        },
-    };
+    let limit = page_limit(&query, MAX_PAGE)?;
     let cursor = match query.get("nextToken") {
         None => None,
         Some(t) => Some(limits::decode_cursor(t).ok_or_else(|| {
@@ -339,6 +328,20 @@ async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The `limit` query parameter of a paged list: 1 to `most`, `most` when not given.
+fn page_limit(query: &HashMap<String, String>, most: usize) -> ApiResult<usize> {
+    match query.get("limit") {
+        None => Ok(most),
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=most).contains(&n) => Ok(n),
+            _ => Err(ApiError::invalid(
+                "limit",
+                format!("limit: must be a whole number from 1 to {most}"),
+            )),
+        },
+    }
+}
+
 /// Changes per page of `GET .../changes` (default and most).
 const CHANGES_PAGE: usize = 1000;
 
@@ -352,18 +355,7 @@ async fn changes(
     headers: HeaderMap,
 ) -> ApiResult<Json<ChangeList>> {
     authorize(&state, &headers, &assistant, Action::Read).await?;
-    let limit = match query.get("limit") {
-        None => CHANGES_PAGE,
-        Some(l) => match l.parse::<usize>() {
-            Ok(n) if (1..=CHANGES_PAGE).contains(&n) => n,
-            _ => {
-                return Err(ApiError::invalid(
-                    "limit",
-                    format!("limit: must be a whole number from 1 to {CHANGES_PAGE}"),
-                ))
-            }
-        },
-    };
+    let limit = page_limit(&query, CHANGES_PAGE)?;
     let record = owned_job(&state, &assistant, &job).await?;
     let key = crawl_core::keys::aux_key(&record.id, ChangeLine::FILE)?;
     let sink = state.sink.as_ref();

@@ -283,6 +283,18 @@ fn set(items: &[&str]) -> BTreeSet<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// A request for the loopback site at `root`, `depth` deep and at most `pages` pages: no
+/// rate limit, no sitemap, guardrails lifted.
+fn loopback(root: &Url, depth: u32, pages: u32) -> crawl_core::CrawlRequestBuilder {
+    CrawlRequest::builder(root.as_str())
+        .max_depth(depth)
+        .max_pages(pages)
+        .rate(None)
+        .sitemap(SitemapMode::Off)
+        .guardrails(Guardrails::lifted())
+        .allow_private_network(true)
+}
+
 struct Harness {
     crawler: Crawler,
     sink: Watched,
@@ -318,14 +330,8 @@ impl Harness {
     }
 
     async fn run(&self, site: &Site, concurrency: usize) -> JobRecord {
-        let req = CrawlRequest::builder(site.fx.url("/").as_str())
-            .max_depth(3)
-            .max_pages(50)
+        let req = loopback(&site.fx.url("/"), 3, 50)
             .concurrency(concurrency)
-            .rate(None)
-            .sitemap(SitemapMode::Off)
-            .guardrails(Guardrails::lifted())
-            .allow_private_network(true)
             .build()
             .unwrap();
         let (_, handle) = self.crawler.start_sync("ast-1", req).await.unwrap();
@@ -528,14 +534,8 @@ async fn a_run_that_hits_its_cap_removes_only_on_evidence() {
     h.run(&site, 1).await;
     site.version.store(2, Ordering::SeqCst);
     // A cap of 3 pages: most stored pages are not reached, and must stay.
-    let req = CrawlRequest::builder(site.fx.url("/").as_str())
-        .max_depth(3)
-        .max_pages(3)
+    let req = loopback(&site.fx.url("/"), 3, 3)
         .concurrency(1)
-        .rate(None)
-        .sitemap(SitemapMode::Off)
-        .guardrails(Guardrails::lifted())
-        .allow_private_network(true)
         .build()
         .unwrap();
     let (_, handle) = h.crawler.start_sync("ast-1", req).await.unwrap();
@@ -765,15 +765,9 @@ async fn stored_pages_are_removed_on_noindex_robots_and_pattern_evidence_in_a_ca
     .await;
     let h = Harness::new();
     let request = |pages: u32, exclude: &[&str]| {
-        CrawlRequest::builder(fx.url("/").as_str())
-            .max_depth(1)
-            .max_pages(pages)
+        loopback(&fx.url("/"), 1, pages)
             .concurrency(1)
-            .rate(None)
-            .sitemap(SitemapMode::Off)
             .exclude(exclude.iter().map(|s| (*s).to_owned()))
-            .guardrails(Guardrails::lifted())
-            .allow_private_network(true)
             .build()
             .unwrap()
     };
@@ -905,15 +899,7 @@ async fn an_unchanged_resync_writes_each_page_state_once() {
         .sources(Arc::clone(&sources) as _)
         .build()
         .unwrap();
-    let req = CrawlRequest::builder(site.fx.url("/").as_str())
-        .max_depth(3)
-        .max_pages(50)
-        .rate(None)
-        .sitemap(SitemapMode::Off)
-        .guardrails(Guardrails::lifted())
-        .allow_private_network(true)
-        .build()
-        .unwrap();
+    let req = loopback(&site.fx.url("/"), 3, 50).build().unwrap();
     let mut puts = Vec::new();
     for _ in 0..2 {
         let before = sources.states_put.load(Ordering::SeqCst);
@@ -960,14 +946,8 @@ async fn a_runs_changes_jsonl_is_streamed_to_the_sink_a_batch_at_a_time() {
     })
     .await;
     let h = Harness::new();
-    let req = CrawlRequest::builder(fx.url("/").as_str())
-        .max_depth(1)
-        .max_pages(u32::try_from(LEAVES + 1).unwrap())
+    let req = loopback(&fx.url("/"), 1, u32::try_from(LEAVES + 1).unwrap())
         .concurrency(8)
-        .rate(None)
-        .sitemap(SitemapMode::Off)
-        .guardrails(Guardrails::lifted())
-        .allow_private_network(true)
         .build()
         .unwrap();
     let (_, handle) = h.crawler.start_sync("ast-1", req).await.unwrap();
