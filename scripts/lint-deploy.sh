@@ -3,7 +3,7 @@
 # the CDK construct in crawl-aws/cdk; its npm test fails when the copy drifts) (from moto's
 # venv, which moto[server] brings; see scripts/moto.sh) and asl-validator on the generated
 # state machine crawl-aws/deploy/state-machine.asl.json (kept identical to the code by
-# `cargo test -p crawl-aws --features aws-sfn --test asl`).
+# `cargo test -p crawl-aws --features aws-sfn --test it -- asl::`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPLOY="$ROOT/crawl-aws/deploy"

@@ -99,6 +99,9 @@ fi
 # then the deployment's lint and the CDK construct's checks; lane 1 all the other tests, the
 # doc tests and the offline example. Cargo holds the build lock only while it builds, and
 # both lanes select the same packages and features as the build above, so neither builds.
+# Lane 1's tests are every test target but lane 2's, by name from cargo metadata: most
+# crates' integration tests are one target `it` (tests/main.rs), a name several packages
+# share and --test=it selects in each.
 lane2_tests=(sfn_e2e sfn_cost)
 mapfile -t lane1_tests < <(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys

@@ -3,9 +3,8 @@
 //! Needs `KB_CRAWL_AWS_ENDPOINT` (scripts/moto.sh); skipped without it unless
 //! `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-#[path = "../crawl-aws/tests/common/mod.rs"]
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

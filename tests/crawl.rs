@@ -1,7 +1,7 @@
 //! The embedded crawl over the fixture site: exact file sets per depth, exact page caps
 //! under concurrency, politeness, and every operation going through the traits.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

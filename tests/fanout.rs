@@ -1,7 +1,7 @@
 //! Link fan-out (issue 18, item 5): pages with far more links than the page budget leave
 //! state bounded by the budget, not by the links, and every dropped link is still counted.
 
-mod support;
+use crate::support;
 
 use std::fmt;
 use std::path::PathBuf;

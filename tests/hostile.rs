@@ -2,7 +2,7 @@
 //! a redirect loop, binary served as text/html, endless calendars, a site that answers 200
 //! for every path (soft 404), and a sink that fails transiently or for good.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

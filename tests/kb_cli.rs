@@ -6,13 +6,12 @@
 //! without it unless `KB_CRAWL_REQUIRE_SERVICES=1`. The example is built with this test's
 //! features when missing or stale (tests/support/example.rs).
 
-#[path = "../crawl-aws/tests/common/mod.rs"]
-mod common;
+use crate::common;
 // Not under support/mod.rs: crawl-aws's tests include that file, and this one names the
 // facade's features.
 #[path = "support/example.rs"]
 mod example;
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

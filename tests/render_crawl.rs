@@ -3,7 +3,7 @@
 //! is replaced and every page is stored once. Needs Debian's chromium (scripts/chromium.sh);
 //! skipped without it unless `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

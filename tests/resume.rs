@@ -1,7 +1,7 @@
 //! A crawl killed with SIGKILL resumes with `--resume JOB_ID` and ends with every page stored
 //! exactly once.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

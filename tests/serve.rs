@@ -2,7 +2,7 @@
 //! API, a website added as a source syncs into `--data`, and a restarted server over the same
 //! `--data` still has the source, its settings and its run.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

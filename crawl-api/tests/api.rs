@@ -2,7 +2,7 @@
 //! tenancy, delete while running and the per-assistant limit. No network: the crawler's
 //! fetcher serves a canned site.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;

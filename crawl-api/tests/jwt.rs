@@ -1,7 +1,7 @@
 //! The JWT authorizer and roles over the router: RS256 tokens signed by keys `openssl`
 //! generates at test time, checked against a JWKS given as JSON or served on loopback.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};

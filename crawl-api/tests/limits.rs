@@ -1,7 +1,7 @@
 //! The job API's limits (issue 18, item 6): a runner-wide cap on running jobs, pages of the
 //! crawl list, and retention of finished job records. No network: a canned site.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

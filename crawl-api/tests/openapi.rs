@@ -2,7 +2,7 @@
 //! nothing else), and every field the code serializes is declared in its schema, required
 //! and typed.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

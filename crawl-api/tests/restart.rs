@@ -1,7 +1,7 @@
 //! A job left RUNNING by a process that stopped is resumed by the next process's runner and
 //! ends with every page stored exactly once.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

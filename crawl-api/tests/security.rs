@@ -2,7 +2,7 @@
 //! documented minimal body starts a crawl. No network: the crawler's fetcher serves a canned
 //! site.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! restart, a missed window runs once). No network: the crawler's fetcher is a site in
 //! memory the tests change between runs.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The webhook ingestor against a local receiver on 127.0.0.1: signed, retried after a 500,
 //! each completed job delivered exactly once, and deletes announced.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

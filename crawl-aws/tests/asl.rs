@@ -37,7 +37,7 @@ fn checked_in_definition_matches_the_generated_one() {
     assert!(
         file == generated,
         "deploy/state-machine.asl.json is stale: regenerate with \
-         KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test asl"
+         KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test it -- asl::"
     );
 }
 

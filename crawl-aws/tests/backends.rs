@@ -2,7 +2,7 @@
 //! isolation with pagination, concurrent title collisions, DynamoDB races and budgets.
 //! Needs `KB_CRAWL_AWS_ENDPOINT` (see `scripts/moto.sh`).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! Needs `KB_CRAWL_AWS_ENDPOINT` (see `scripts/moto.sh`); skipped without it unless
 //! `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

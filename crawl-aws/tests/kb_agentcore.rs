@@ -6,8 +6,8 @@
 //! as the host does, writes `chunkCount` vectors `{document_id}#i` with the host's metadata
 //! and sets the row `complete`.
 
-mod common;
-mod kb_host;
+use crate::common;
+use crate::kb_host;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;

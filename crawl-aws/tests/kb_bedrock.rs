@@ -6,7 +6,7 @@
 //! sidecar. Needs `KB_CRAWL_AWS_ENDPOINT` (scripts/moto.sh); skipped without it unless
 //! `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};

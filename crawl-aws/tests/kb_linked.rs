@@ -5,8 +5,8 @@
 //! re-sync of an unchanged PDF writes nothing, a changed one is re-ingested at the same
 //! document identity. Without the option they stay `not_html`, as before.
 
-mod common;
-mod kb_host;
+use crate::common;
+use crate::kb_host;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};

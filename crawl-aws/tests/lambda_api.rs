@@ -3,7 +3,7 @@
 //! (DynamoDB job store and assistants table, Step Functions executions, S3 documents).
 //! Needs `KB_CRAWL_AWS_ENDPOINT`; skipped without it unless `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

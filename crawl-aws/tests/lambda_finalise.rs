@@ -4,7 +4,7 @@
 //! and `finalise` handlers against S3 and DynamoDB on moto and a page on 127.0.0.1. Needs
 //! `KB_CRAWL_AWS_ENDPOINT`; skipped without it unless `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! Needs `KB_CRAWL_AWS_ENDPOINT` and Chromium (`scripts/chromium.sh`); skipped without them
 //! unless `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

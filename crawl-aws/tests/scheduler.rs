@@ -3,7 +3,7 @@
 //! machine with the scheduled-sync input. Needs `KB_CRAWL_AWS_ENDPOINT`; skipped without it
 //! unless `KB_CRAWL_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Admission under a page cap does not depend on timing: the same capped crawl at
 //! concurrency 1, 4 and 16, with random server delays, admits one set of pages.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! HttpFetcher against local fixture servers: decoding, caps, deadlines, content-type gate,
 //! no redirects, and the SSRF guard in the connection path.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::SocketAddr;

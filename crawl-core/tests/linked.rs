@@ -5,7 +5,7 @@
 //! skipped as `not_html` and the crawl's documents are byte-for-byte those of a crawl
 //! without the option.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fmt;

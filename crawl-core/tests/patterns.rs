@@ -1,7 +1,7 @@
 //! Include/exclude patterns over a loopback site: the exact stored set and the
 //! `excluded.pattern` count.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

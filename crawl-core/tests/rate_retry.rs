@@ -1,6 +1,6 @@
 //! RateLimitLayer, RetryLayer and the assembled politeness stack against local fixtures.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! RobotsLayer against local fixture servers: RFC 9309 status handling, redirects, size and
 //! parser guards, caching per origin per job.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! index files of gzip sitemaps, off-site and malformed entries, loops and depth caps, and a
 //! 200,000-URL sitemap under a 100-page cap, checked by counts.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -4,7 +4,7 @@
 //! ETags, Last-Modified only, and one that ignores conditional requests. Exact diffs; pages
 //! that did not change are neither written again nor handed to the knowledge base.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -3,7 +3,7 @@
 //!
 //! The definition is also checked in as `crawl-aws/deploy/state-machine.asl.json`; a test
 //! keeps it identical to [`state_machine`]`(&SfnOptions::default())` (regenerate with
-//! `KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test asl`).
+//! `KB_CRAWL_BLESS=1 cargo test -p crawl-aws --features aws-sfn --test it -- asl::`).
 
 mod asl;
 mod errors;
