@@ -21,11 +21,9 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{BuildError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-    Update,
+    AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure,
 };
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
@@ -49,6 +47,9 @@ const LEVEL: &str = "level";
 /// The job item's attribute holding how many pages level N reserved (`reserved_level_N`),
 /// written once with the reservation: a re-run of the level finds it.
 const LEVEL_RESERVED: &str = "reserved_level_";
+/// The job item's attribute saying level N's outcomes were counted (`counted_level_N`,
+/// how many pages it had).
+const LEVEL_COUNTED: &str = "counted_level_";
 /// Times a level's admission is decided again when its reservation's condition fails (the
 /// budget moved, or a concurrent run of the level reserved first).
 const RESERVE_ATTEMPTS: usize = 8;
@@ -122,10 +123,6 @@ struct Budget {
     level: Option<u64>,
 }
 
-fn is_ccf(code: Option<&str>) -> bool {
-    code == Some("ConditionalCheckFailed")
-}
-
 impl LevelLedger {
     /// A ledger over these two tables (reached through the dedup store's client: both
     /// tables live in one account and region).
@@ -154,7 +151,7 @@ impl LevelLedger {
     fn built<T>(&self, r: std::result::Result<T, BuildError>) -> Result<T> {
         r.map_err(|e| {
             AwsError::Malformed {
-                what: "TransactWriteItems request".into(),
+                what: "DynamoDB request".into(),
                 detail: e.to_string(),
             }
             .into_core(self)
@@ -178,42 +175,6 @@ impl LevelLedger {
             b = b.item(*k, v.clone());
         }
         self.built(b.build())
-    }
-
-    /// Runs a transaction. `Ok(None)` when it applied, `Ok(Some(codes))` with one
-    /// cancellation code per item (`None` or `ConditionalCheckFailed`) when a condition
-    /// failed; any other cancellation (a conflicting transaction) is a temporary error.
-    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<Option<Vec<Option<String>>>> {
-        match self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-        {
-            Ok(_) => Ok(None),
-            Err(SdkError::ServiceError(se)) => match se.err() {
-                TransactWriteItemsError::TransactionCanceledException(tc) => {
-                    let codes: Vec<Option<String>> = tc
-                        .cancellation_reasons()
-                        .iter()
-                        .map(|r| r.code().filter(|c| *c != "None").map(str::to_owned))
-                        .collect();
-                    if codes.iter().flatten().all(|c| is_ccf(Some(c))) {
-                        Ok(Some(codes))
-                    } else {
-                        Err(Error::new(
-                            ErrorKind::Storage,
-                            format!("TransactWriteItems cancelled: {codes:?}"),
-                        )
-                        .with_temporary(true)
-                        .with_backend(self.name.clone()))
-                    }
-                }
-                _ => Err(self.sdk_err("TransactWriteItems", SdkError::ServiceError(se))),
-            },
-            Err(e) => Err(self.sdk_err("TransactWriteItems", e)),
-        }
     }
 
     /// Claims `key` for `level`, or reads back who holds it.
@@ -572,10 +533,11 @@ impl LevelLedger {
         .with_backend(self.name.clone()))
     }
 
-    /// Counts the pages of a level once: their outcomes are added to the job's counters in
-    /// one transaction with the level's counted-once marker, so a page costs no write of its
-    /// own and a re-run of the plan step counts nothing twice. `Ok(false)` when the level was
-    /// counted before (or has no pages).
+    /// Counts the pages of a level once: their outcomes are added to the job's counters by
+    /// one conditional update of the job item that also writes the level's counted-once
+    /// attribute (`counted_level_N`), so a page costs no write of its own, a level one write
+    /// unit, and a re-run of the plan step counts nothing twice. `Ok(false)` when the level
+    /// was counted before (or has no pages).
     pub(crate) async fn record_level_once(
         &self,
         job: &JobId,
@@ -595,43 +557,52 @@ impl LevelLedger {
                 *skipped.entry(r.as_str()).or_default() += 1;
             }
         }
-        let mark = self.dedup_put(job, &format!("\u{1}level-done\u{1}{level}"), &[])?;
-        let mut count = Update::builder()
+        let mut count = self
+            .client
+            .update_item()
             .table_name(&self.jobs_table)
             .key(JOB_PK, s(job.as_str()))
-            .condition_expression("attribute_exists(#pk)")
+            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#done)")
             .expression_attribute_names("#pk", JOB_PK)
+            .expression_attribute_names("#done", format!("{LEVEL_COUNTED}{level}"))
             .expression_attribute_names("#p", JOB_PROCESSED)
             .expression_attribute_names("#s", JOB_STORED)
             .expression_attribute_values(":p", n(outcomes.len()))
             .expression_attribute_values(":s", n(stored));
-        let mut expr = "ADD #p :p, #s :s".to_owned();
+        let mut sets = vec!["#done = :p".to_owned()];
         if !skipped.is_empty() {
             count = count
                 .expression_attribute_names("#m", JOB_SKIPPED)
                 .expression_attribute_values(":zero", n(0));
-            let mut sets = Vec::with_capacity(skipped.len());
             for (i, (reason, c)) in skipped.iter().enumerate() {
                 sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
                 count = count
                     .expression_attribute_names(format!("#r{i}"), *reason)
                     .expression_attribute_values(format!(":n{i}"), n(c));
             }
-            expr = format!("{expr} SET {}", sets.join(", "));
         }
-        let count = self.built(count.update_expression(expr).build())?;
-        let items = vec![
-            TransactWriteItem::builder().put(mark).build(),
-            TransactWriteItem::builder().update(count).build(),
-        ];
-        match self.transact(items).await? {
-            None => Ok(true),
-            Some(codes) if is_ccf(codes.first().and_then(|c| c.as_deref())) => Ok(false),
-            Some(codes) => Err(Error::new(
-                ErrorKind::NotFound,
-                format!("no job {job} to count pages on ({codes:?})"),
-            )
-            .with_backend(self.name.clone())),
+        match count
+            .update_expression(format!("SET {} ADD #p :p, #s :s", sets.join(", ")))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(se))
+                if matches!(
+                    se.err(),
+                    UpdateItemError::ConditionalCheckFailedException(_)
+                ) =>
+            {
+                match self.budget(job, level).await?.exists {
+                    true => Ok(false),
+                    false => Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("no job {job} to count pages on"),
+                    )
+                    .with_backend(self.name.clone())),
+                }
+            }
+            Err(e) => Err(self.sdk_err("UpdateItem", e)),
         }
     }
 }
