@@ -1,13 +1,18 @@
 //! [`LevelLedger`]: the serverless crawl's admissions, crash-safe and repeatable per level.
 //!
-//! The plan step admits a level's links (dedup records, page reservations) and then writes
-//! the level's list to S3. A plan run that dies between the two (a crash, a timeout, a
+//! The plan step admits a level's links (dedup records, the level's page reservation) and
+//! then writes the level's list to S3. A plan run that dies anywhere (a crash, a timeout, a
 //! failed PUT) is run again by Step Functions, and that run must end with the same list:
-//! a URL whose reservation was made must be in it, or `pages_processed` never reaches
-//! `pages_total`. So each dedup record written here carries the level it was claimed for
-//! and whether its page was reserved, and the reservation and that flag change in one
-//! transaction. A later run claims nothing twice: it reads the records it finds back, keeps
-//! those reserved for this level, and goes on where the dead run stopped.
+//! as many pages as were reserved, or `pages_processed` never reaches `pages_total`.
+//!
+//! Each dedup record written here carries the level it was claimed for: it is the page's
+//! crash-safe record, and the only write a page costs. The level's pages are the first `n`
+//! candidates, in candidate order, that are claimed for the level and not excluded; `n` is
+//! written once per level, on the job item, by one conditional update that also adds it to
+//! `pages_total` (within `max_pages`) and adds the level's exclusion counts. A re-run reads
+//! `n` back and claims again (a record of this level reads as claimed, whoever wrote it), so
+//! it lists the same pages: the candidates of a level are the same on a re-run (they come
+//! from the previous level's reports and seen list, written before).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -16,10 +21,9 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{BuildError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-    Update,
+    AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure,
 };
 use aws_sdk_dynamodb::Client;
 use crawl_core::clock::DynClock;
@@ -40,22 +44,27 @@ use crate::error::AwsError;
 
 /// The level a dedup record was claimed for (absent on records of other writers).
 const LEVEL: &str = "level";
-/// Whether the record's page was reserved (BOOL).
-const RESERVED: &str = "reserved";
+/// The job item's attribute holding how many pages level N reserved (`reserved_level_N`),
+/// written once with the reservation: a re-run of the level finds it.
+const LEVEL_RESERVED: &str = "reserved_level_";
+/// The job item's attribute saying level N's outcomes were counted (`counted_level_N`,
+/// how many pages it had).
+const LEVEL_COUNTED: &str = "counted_level_";
+/// Times a level's admission is decided again when its reservation's condition fails (the
+/// budget moved, or a concurrent run of the level reserved first).
+const RESERVE_ATTEMPTS: usize = 8;
 /// Claims in flight at once.
 const CLAIM_CONCURRENCY: usize = 16;
 /// Candidates claimed one by one before the next reservations are decided.
 const CHUNK: usize = 64;
 /// Batch calls in flight at once once the budget is spent.
 const BATCH_CONCURRENCY: usize = 4;
-/// Records reserved per transaction (DynamoDB allows 100 items; one is the budget).
-const RESERVE_BATCH: usize = 99;
 
 /// What [`LevelLedger::admit_level`] decided for a level.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct LevelAdmission {
-    /// The level's pages, in candidate order: every candidate reserved for this level,
-    /// by this run or by an earlier one.
+    /// The level's pages, in candidate order: the first claimed, not excluded candidates,
+    /// as many as the level reserved (by this run or an earlier one).
     pub(crate) admitted: Vec<FrontierEntry>,
     /// Candidates claimed for this level but not admitted, by reason (`max_pages` for
     /// those over the page budget).
@@ -89,22 +98,29 @@ impl fmt::Display for LevelLedger {
 enum Claim {
     /// Someone else's record: a URL seen before this level.
     Seen,
-    /// Claimed for this level (now or by an earlier run); whether its page is reserved.
-    Ours { reserved: bool },
+    /// Claimed for this level (now or by an earlier run).
+    Ours,
 }
 
 /// What an existing dedup record means for a claim for `level`.
 fn claim_of(old: &Item, level: u32) -> Claim {
     match get_n::<u32>(old, LEVEL) {
-        Some(l) if l == level => Claim::Ours {
-            reserved: matches!(old.get(RESERVED), Some(AttributeValue::Bool(true))),
-        },
+        Some(l) if l == level => Claim::Ours,
         _ => Claim::Seen,
     }
 }
 
-fn is_ccf(code: Option<&str>) -> bool {
-    code == Some("ConditionalCheckFailed")
+/// The job item's budget as one admission reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Budget {
+    /// Whether the job item exists.
+    exists: bool,
+    /// `pages_total`.
+    total: u64,
+    /// `max_pages` (`u64::MAX` when the job has none).
+    max: u64,
+    /// The pages this level reserved, when an earlier run of it did.
+    level: Option<u64>,
 }
 
 impl LevelLedger {
@@ -135,7 +151,7 @@ impl LevelLedger {
     fn built<T>(&self, r: std::result::Result<T, BuildError>) -> Result<T> {
         r.map_err(|e| {
             AwsError::Malformed {
-                what: "TransactWriteItems request".into(),
+                what: "DynamoDB request".into(),
                 detail: e.to_string(),
             }
             .into_core(self)
@@ -161,49 +177,9 @@ impl LevelLedger {
         self.built(b.build())
     }
 
-    /// Runs a transaction. `Ok(None)` when it applied, `Ok(Some(codes))` with one
-    /// cancellation code per item (`None` or `ConditionalCheckFailed`) when a condition
-    /// failed; any other cancellation (a conflicting transaction) is a temporary error.
-    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<Option<Vec<Option<String>>>> {
-        match self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-        {
-            Ok(_) => Ok(None),
-            Err(SdkError::ServiceError(se)) => match se.err() {
-                TransactWriteItemsError::TransactionCanceledException(tc) => {
-                    let codes: Vec<Option<String>> = tc
-                        .cancellation_reasons()
-                        .iter()
-                        .map(|r| r.code().filter(|c| *c != "None").map(str::to_owned))
-                        .collect();
-                    if codes.iter().flatten().all(|c| is_ccf(Some(c))) {
-                        Ok(Some(codes))
-                    } else {
-                        Err(Error::new(
-                            ErrorKind::Storage,
-                            format!("TransactWriteItems cancelled: {codes:?}"),
-                        )
-                        .with_temporary(true)
-                        .with_backend(self.name.clone()))
-                    }
-                }
-                _ => Err(self.sdk_err("TransactWriteItems", SdkError::ServiceError(se))),
-            },
-            Err(e) => Err(self.sdk_err("TransactWriteItems", e)),
-        }
-    }
-
     /// Claims `key` for `level`, or reads back who holds it.
     async fn claim(&self, job: &JobId, key: &str, level: u32) -> Result<Claim> {
-        let put = self.dedup_put(
-            job,
-            key,
-            &[(LEVEL, n(level)), (RESERVED, AttributeValue::Bool(false))],
-        )?;
+        let put = self.dedup_put(job, key, &[(LEVEL, n(level))])?;
         let res = self
             .client
             .put_item()
@@ -218,7 +194,7 @@ impl LevelLedger {
             .send()
             .await;
         let old: Option<Item> = match res {
-            Ok(_) => return Ok(Claim::Ours { reserved: false }),
+            Ok(_) => return Ok(Claim::Ours),
             Err(SdkError::ServiceError(se)) => match se.err() {
                 PutItemError::ConditionalCheckFailedException(c) => c.item().cloned(),
                 _ => return Err(self.sdk_err("PutItem", SdkError::ServiceError(se))),
@@ -258,33 +234,38 @@ impl LevelLedger {
             .await
     }
 
-    /// The job's `pages_total` and `max_pages` (`u64::MAX` when it has none).
-    async fn budget(&self, job: &JobId) -> Result<(u64, u64)> {
+    /// The job's budget and what `level` reserved (one strongly consistent read).
+    async fn budget(&self, job: &JobId, level: u32) -> Result<Budget> {
+        let level_attr = format!("{LEVEL_RESERVED}{level}");
         let out = self
             .client
             .get_item()
             .table_name(&self.jobs_table)
             .key(JOB_PK, s(job.as_str()))
-            .projection_expression("#t, #max")
+            .projection_expression("#pk, #t, #max, #lvl")
+            .expression_attribute_names("#pk", JOB_PK)
             .expression_attribute_names("#t", JOB_TOTAL)
             .expression_attribute_names("#max", JOB_MAX_PAGES)
+            .expression_attribute_names("#lvl", &level_attr)
             .consistent_read(true)
             .send()
             .await
             .map_err(|e| self.sdk_err("GetItem", e))?;
         let item = out.item().cloned().unwrap_or_default();
-        Ok((
-            get_n(&item, JOB_TOTAL).unwrap_or(0),
-            get_n(&item, JOB_MAX_PAGES).unwrap_or(u64::MAX),
-        ))
+        Ok(Budget {
+            exists: out.item().is_some(),
+            total: get_n(&item, JOB_TOTAL).unwrap_or(0),
+            max: get_n(&item, JOB_MAX_PAGES).unwrap_or(u64::MAX),
+            level: get_n(&item, &level_attr),
+        })
     }
 
-    /// Claims keys for `level` once the budget is spent: records are read in batches of
-    /// [`BATCH_GET`], and nothing is written: no page can be reserved any more
-    /// (`pages_total` only grows), so a URL past the budget needs no record — it is only
+    /// Claims keys for `level` once the level has its pages: records are read in batches of
+    /// [`BATCH_GET`], and nothing is written: none of them can be a page of the level, so
+    /// a URL past the budget needs no record — it is only
     /// counted (once per level that links to it), and a page with thousands of links costs
     /// reads, not a write per link. A re-run of the level reads the same records and counts
-    /// the same (the level's counts are added once, see `count_excluded_once`).
+    /// the same (the level's counts are added once, with its reservation).
     async fn claim_spent(&self, job: &JobId, level: u32, keys: Vec<String>) -> Result<Vec<Claim>> {
         let sort_keys: Vec<String> = keys.iter().map(|k| sort_key(k)).collect();
         let found: Vec<Item> =
@@ -307,7 +288,7 @@ impl LevelLedger {
             .zip(&sort_keys)
             .map(|(_, sk)| match by_sk.get(sk.as_str()) {
                 Some(old) => claim_of(old, level),
-                None => Claim::Ours { reserved: false },
+                None => Claim::Ours,
             })
             .collect())
     }
@@ -364,126 +345,97 @@ impl LevelLedger {
         }
     }
 
-    /// Reserves pages of the job's budget for claimed, unreserved records of `level`, in
-    /// order: transactions of up to [`RESERVE_BATCH`] records' flags and one budget update
-    /// (`pages_total += k` if it stays within `max_pages`), so a page costs its flag's two
-    /// write units, not a transaction of its own. Returns how many of `keys` (a prefix) are
-    /// reserved now; `budget` is the job's (`pages_total`, `max_pages`), kept current.
-    async fn reserve_many(
+    /// Reserves `level`'s pages and adds its exclusion counts, once: one conditional update
+    /// of the job item that writes the level's page count, adds it to `pages_total` if that
+    /// stays within `max_pages` and the level has no count yet, and adds `excluded` to the
+    /// job's. `Ok(false)` when the condition failed (the level was reserved by another run,
+    /// the budget moved, or the job is gone).
+    async fn reserve_level(
         &self,
         job: &JobId,
         level: u32,
-        keys: &[String],
-        budget: &mut (u64, u64),
-    ) -> Result<usize> {
-        let mut done = 0;
-        while done < keys.len() {
-            let room = usize::try_from(budget.1.saturating_sub(budget.0)).unwrap_or(usize::MAX);
-            let k = (keys.len() - done).min(RESERVE_BATCH).min(room);
-            if k == 0 {
-                break;
-            }
-            let mut items = Vec::with_capacity(k + 1);
-            for key in &keys[done..done + k] {
-                let flag = Update::builder()
-                    .table_name(&self.dedup_table)
-                    .key(DEDUP_PK, s(job.as_str()))
-                    .key(DEDUP_SK, s(sort_key(key)))
-                    .update_expression("SET #res = :t")
-                    .condition_expression("#lvl = :lvl AND #res = :f")
-                    .expression_attribute_names("#res", RESERVED)
-                    .expression_attribute_names("#lvl", LEVEL)
-                    .expression_attribute_values(":t", AttributeValue::Bool(true))
-                    .expression_attribute_values(":f", AttributeValue::Bool(false))
-                    .expression_attribute_values(":lvl", n(level))
-                    .build();
-                items.push(
-                    TransactWriteItem::builder()
-                        .update(self.built(flag)?)
-                        .build(),
-                );
-            }
-            let limit = budget.1.saturating_sub(k as u64);
-            let add = Update::builder()
-                .table_name(&self.jobs_table)
-                .key(JOB_PK, s(job.as_str()))
-                .update_expression("ADD #t :k")
-                .condition_expression("attribute_exists(#pk) AND #t <= :limit")
-                .expression_attribute_names("#pk", JOB_PK)
-                .expression_attribute_names("#t", JOB_TOTAL)
-                .expression_attribute_values(":k", n(k))
-                .expression_attribute_values(":limit", n(limit))
-                .build();
-            items.push(
-                TransactWriteItem::builder()
-                    .update(self.built(add)?)
-                    .build(),
-            );
-            match self.transact(items).await? {
-                None => {
-                    budget.0 += k as u64;
-                    done += k;
-                }
-                // The budget moved under us (another writer): read it again and retry.
-                Some(codes) if codes.last().is_some_and(|c| is_ccf(c.as_deref())) => {
-                    let now = self.budget(job).await?;
-                    if now == *budget {
-                        return Err(Error::new(
-                            ErrorKind::NotFound,
-                            format!("no job {job} to reserve pages on"),
-                        )
-                        .with_backend(self.name.clone()));
-                    }
-                    *budget = now;
-                }
-                Some(codes) => {
-                    return Err(Error::new(
-                        ErrorKind::Storage,
-                        format!("reservation flags changed under the plan step: {codes:?}"),
-                    )
-                    .with_temporary(true)
-                    .with_backend(self.name.clone()))
-                }
-            }
+        pages: u64,
+        budget: &Budget,
+        excluded: &BTreeMap<String, u64>,
+    ) -> Result<bool> {
+        let mut update = self
+            .client
+            .update_item()
+            .table_name(&self.jobs_table)
+            .key(JOB_PK, s(job.as_str()))
+            .condition_expression(
+                "attribute_exists(#pk) AND attribute_not_exists(#lvl) AND #t <= :limit",
+            )
+            .expression_attribute_names("#pk", JOB_PK)
+            .expression_attribute_names("#lvl", format!("{LEVEL_RESERVED}{level}"))
+            .expression_attribute_names("#t", JOB_TOTAL)
+            .expression_attribute_values(":k", n(pages))
+            .expression_attribute_values(":limit", n(budget.max.saturating_sub(pages)));
+        let mut sets = vec!["#lvl = :k".to_owned()];
+        if !excluded.is_empty() {
+            update = update
+                .expression_attribute_names("#m", JOB_EXCLUDED)
+                .expression_attribute_values(":zero", n(0));
         }
-        Ok(done)
+        for (i, (reason, count)) in excluded.iter().enumerate() {
+            sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
+            update = update
+                .expression_attribute_names(format!("#r{i}"), reason)
+                .expression_attribute_values(format!(":n{i}"), n(count));
+        }
+        match update
+            .update_expression(format!("SET {} ADD #t :k", sets.join(", ")))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(se))
+                if matches!(
+                    se.err(),
+                    UpdateItemError::ConditionalCheckFailedException(_)
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(self.sdk_err("UpdateItem", e)),
+        }
     }
 
-    /// Admits `candidates` (all at depth `level`) for `level`: claims each new URL, then in
-    /// order counts the excluded ones and reserves a page for the others until the budget
-    /// is spent (the rest count as `max_pages`). Repeatable: a second run for the same level
-    /// and candidates (after a crash anywhere in the first) returns the same admitted list
-    /// and adds nothing to the counters twice.
-    pub(crate) async fn admit_level(
+    /// Decides `level` from `candidates` for `pages` pages: claims them in order, one
+    /// conditional put each, until `pages` claimed, not excluded candidates are found (those
+    /// are the level's pages), then claims the rest by reading only (the budget is spent for
+    /// them: they need no record, they are counted `max_pages`). Writes no count.
+    async fn decide(
         &self,
         job: &JobId,
         level: u32,
-        candidates: Vec<Candidate>,
-        extra: BTreeMap<String, u64>,
+        candidates: &[Candidate],
+        extra: &BTreeMap<String, u64>,
+        pages: u64,
     ) -> Result<LevelAdmission> {
-        let mut seen = HashSet::with_capacity(candidates.len());
-        let candidates: Vec<Candidate> = candidates
-            .into_iter()
-            .filter(|c| seen.insert(c.key.clone()))
-            .collect();
         let mut out = LevelAdmission {
-            excluded: extra,
+            excluded: extra.clone(),
             ..LevelAdmission::default()
         };
-        out.excluded.retain(|_, n| *n > 0);
-        let mut budget = self.budget(job).await?;
-        let mut spent = budget.0 >= budget.1;
-        let mut rest = candidates.into_iter().peekable();
-        while rest.peek().is_some() {
-            // While pages can still be reserved, claim a chunk one conditional put per URL;
-            // once the budget is spent, claim everything left in batches.
-            let chunk: Vec<Candidate> = if spent {
-                rest.by_ref().collect()
+        let mut free = 0u64;
+        let mut at = 0;
+        while at < candidates.len() {
+            let need = pages.saturating_sub(free);
+            // While pages are wanted, a chunk of at most `need` candidates that can be pages
+            // is claimed one conditional put each; after, everything left in batches.
+            let mut end = at;
+            if need == 0 {
+                end = candidates.len();
             } else {
-                rest.by_ref().take(CHUNK).collect()
-            };
+                let mut open = 0u64;
+                while end < candidates.len() && end - at < CHUNK && open < need {
+                    open += u64::from(candidates[end].excluded.is_none());
+                    end += 1;
+                }
+            }
+            let chunk = &candidates[at..end];
             let keys: Vec<String> = chunk.iter().map(|c| c.key.clone()).collect();
-            let claims = if spent {
+            let claims = if need == 0 {
                 self.claim_spent(job, level, keys).await?
             } else {
                 let claims = self.claim_each(job, level, keys).await?;
@@ -491,105 +443,101 @@ impl LevelLedger {
                     chunk
                         .iter()
                         .zip(&claims)
-                        .filter(|(_, c)| matches!(c, Claim::Ours { .. }))
+                        .filter(|(_, c)| **c == Claim::Ours)
                         .map(|(c, _)| c.key.clone()),
                 );
                 claims
             };
-            // The chunk's claimed, unreserved, not excluded records get their pages in one go
-            // (in order, as many as the budget has left).
-            let waiting: Vec<String> = chunk
-                .iter()
-                .zip(&claims)
-                .filter(|(c, claim)| {
-                    c.excluded.is_none() && **claim == Claim::Ours { reserved: false }
-                })
-                .map(|(c, _)| c.key.clone())
-                .collect();
-            let granted = if spent {
-                0
-            } else {
-                self.reserve_many(job, level, &waiting, &mut budget).await?
-            };
-            let mut waited = 0;
-            for (c, claim) in chunk.into_iter().zip(claims) {
-                let Claim::Ours { reserved } = claim else {
+            for (c, claim) in chunk.iter().zip(claims) {
+                if claim == Claim::Seen {
                     continue;
-                };
-                let reason = if let Some(r) = c.excluded {
-                    Some(r)
-                } else if reserved {
-                    out.admitted.push(c.entry);
-                    None
-                } else {
-                    waited += 1;
-                    if waited <= granted {
-                        out.admitted.push(c.entry);
-                        None
-                    } else {
-                        spent = true;
-                        Some("max_pages".to_owned())
-                    }
-                };
-                if let Some(r) = reason {
-                    *out.excluded.entry(r).or_default() += 1;
                 }
+                let reason = if let Some(r) = &c.excluded {
+                    r.clone()
+                } else if free < pages {
+                    free += 1;
+                    out.admitted.push(c.entry.clone());
+                    continue;
+                } else {
+                    "max_pages".to_owned()
+                };
+                *out.excluded.entry(reason).or_default() += 1;
             }
+            at = end;
         }
-        self.count_excluded_once(job, level, &out.excluded).await?;
         Ok(out)
     }
 
-    /// Adds a level's exclusion counts to the job, once per level (a marker record in the
-    /// dedup table, written in the same transaction).
-    async fn count_excluded_once(
+    /// Admits `candidates` (all at depth `level`) for `level`: claims each new URL, in order
+    /// the claimed ones become pages until the budget is spent (the rest count as
+    /// `max_pages`, the excluded ones by their reason), and the level's page count and
+    /// exclusion counts are written once (see the module's doc). Repeatable: a second run
+    /// for the same level and candidates (after a crash anywhere in the first) returns the
+    /// same admitted list and adds nothing to the counters twice.
+    pub(crate) async fn admit_level(
         &self,
         job: &JobId,
         level: u32,
-        counts: &BTreeMap<String, u64>,
-    ) -> Result<()> {
-        if counts.is_empty() {
-            return Ok(());
+        candidates: Vec<Candidate>,
+        mut extra: BTreeMap<String, u64>,
+    ) -> Result<LevelAdmission> {
+        let mut seen = HashSet::with_capacity(candidates.len());
+        let candidates: Vec<Candidate> = candidates
+            .into_iter()
+            .filter(|c| seen.insert(c.key.clone()))
+            .collect();
+        extra.retain(|_, n| *n > 0);
+        for _ in 0..RESERVE_ATTEMPTS {
+            let budget = self.budget(job, level).await?;
+            let pages = budget
+                .level
+                .unwrap_or_else(|| budget.max.saturating_sub(budget.total));
+            let out = self.decide(job, level, &candidates, &extra, pages).await?;
+            let admitted = out.admitted.len() as u64;
+            match budget.level {
+                // An earlier run reserved and counted the level: the same pages again.
+                Some(reserved) if admitted == reserved => return Ok(out),
+                Some(reserved) => {
+                    return Err(Error::new(
+                        ErrorKind::Storage,
+                        format!(
+                            "level {level} of job {job} reserved {reserved} pages, \
+                             its candidates give {admitted}"
+                        ),
+                    )
+                    .with_backend(self.name.clone()))
+                }
+                None if admitted == 0 && out.excluded.is_empty() => return Ok(out),
+                None => {
+                    if self
+                        .reserve_level(job, level, admitted, &budget, &out.excluded)
+                        .await?
+                    {
+                        return Ok(out);
+                    }
+                    if !budget.exists {
+                        return Err(Error::new(
+                            ErrorKind::NotFound,
+                            format!("no job {job} to reserve pages on"),
+                        )
+                        .with_backend(self.name.clone()));
+                    }
+                }
+            }
         }
-        let marker = self.dedup_put(job, &format!("\u{1}excluded-counted\u{1}{level}"), &[])?;
-        let mut update = Update::builder()
-            .table_name(&self.jobs_table)
-            .key(JOB_PK, s(job.as_str()))
-            .condition_expression("attribute_exists(#pk)")
-            .expression_attribute_names("#pk", JOB_PK)
-            .expression_attribute_names("#m", JOB_EXCLUDED)
-            .expression_attribute_values(":zero", n(0));
-        let mut sets = Vec::with_capacity(counts.len());
-        for (i, (reason, count)) in counts.iter().enumerate() {
-            sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
-            update = update
-                .expression_attribute_names(format!("#r{i}"), reason)
-                .expression_attribute_values(format!(":n{i}"), n(count));
-        }
-        let update = self.built(
-            update
-                .update_expression(format!("SET {}", sets.join(", ")))
-                .build(),
-        )?;
-        let items = vec![
-            TransactWriteItem::builder().put(marker).build(),
-            TransactWriteItem::builder().update(update).build(),
-        ];
-        match self.transact(items).await? {
-            None => Ok(()),
-            Some(codes) if is_ccf(codes.first().and_then(|c| c.as_deref())) => Ok(()),
-            Some(codes) => Err(Error::new(
-                ErrorKind::NotFound,
-                format!("no job {job} to count exclusions on ({codes:?})"),
-            )
-            .with_backend(self.name.clone())),
-        }
+        Err(Error::new(
+            ErrorKind::Storage,
+            format!("level {level} of job {job}: the budget kept moving under the plan step"),
+        )
+        .with_temporary(true)
+        .with_backend(self.name.clone()))
     }
 
-    /// Counts the pages of a level once: their outcomes are added to the job's counters in
-    /// one transaction with the level's counted-once marker, so a page costs no write of its
-    /// own and a re-run of the plan step counts nothing twice. `Ok(false)` when the level was
-    /// counted before (or has no pages).
+    /// Counts the pages of a level once: their outcomes are added to the job's counters by
+    /// one conditional update of the job item that also writes the level's counted-once
+    /// attribute (`counted_level_N`), so a page costs no write of its own, a level one write
+    /// unit, and a re-run of the plan step counts nothing twice. `Ok(false)` when the level
+    /// was counted before (or has no pages).
     pub(crate) async fn record_level_once(
         &self,
         job: &JobId,
@@ -609,49 +557,61 @@ impl LevelLedger {
                 *skipped.entry(r.as_str()).or_default() += 1;
             }
         }
-        let mark = self.dedup_put(job, &format!("\u{1}level-done\u{1}{level}"), &[])?;
-        let mut count = Update::builder()
+        let mut count = self
+            .client
+            .update_item()
             .table_name(&self.jobs_table)
             .key(JOB_PK, s(job.as_str()))
-            .condition_expression("attribute_exists(#pk)")
+            .condition_expression("attribute_exists(#pk) AND attribute_not_exists(#done)")
             .expression_attribute_names("#pk", JOB_PK)
+            .expression_attribute_names("#done", format!("{LEVEL_COUNTED}{level}"))
             .expression_attribute_names("#p", JOB_PROCESSED)
             .expression_attribute_names("#s", JOB_STORED)
             .expression_attribute_values(":p", n(outcomes.len()))
             .expression_attribute_values(":s", n(stored));
-        let mut expr = "ADD #p :p, #s :s".to_owned();
+        let mut sets = vec!["#done = :p".to_owned()];
         if !skipped.is_empty() {
             count = count
                 .expression_attribute_names("#m", JOB_SKIPPED)
                 .expression_attribute_values(":zero", n(0));
-            let mut sets = Vec::with_capacity(skipped.len());
             for (i, (reason, c)) in skipped.iter().enumerate() {
                 sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
                 count = count
                     .expression_attribute_names(format!("#r{i}"), *reason)
                     .expression_attribute_values(format!(":n{i}"), n(c));
             }
-            expr = format!("{expr} SET {}", sets.join(", "));
         }
-        let count = self.built(count.update_expression(expr).build())?;
-        let items = vec![
-            TransactWriteItem::builder().put(mark).build(),
-            TransactWriteItem::builder().update(count).build(),
-        ];
-        match self.transact(items).await? {
-            None => Ok(true),
-            Some(codes) if is_ccf(codes.first().and_then(|c| c.as_deref())) => Ok(false),
-            Some(codes) => Err(Error::new(
-                ErrorKind::NotFound,
-                format!("no job {job} to count pages on ({codes:?})"),
-            )
-            .with_backend(self.name.clone())),
+        match count
+            .update_expression(format!("SET {} ADD #p :p, #s :s", sets.join(", ")))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(se))
+                if matches!(
+                    se.err(),
+                    UpdateItemError::ConditionalCheckFailedException(_)
+                ) =>
+            {
+                match self.budget(job, level).await?.exists {
+                    true => Ok(false),
+                    false => Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("no job {job} to count pages on"),
+                    )
+                    .with_backend(self.name.clone())),
+                }
+            }
+            Err(e) => Err(self.sdk_err("UpdateItem", e)),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
     use super::super::test_moto;
     use super::*;
     use crawl_core::{CrawlRequest, Guardrails, JobRecord, JobStore};
@@ -724,12 +684,14 @@ mod tests {
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
         assert_eq!(p.pages_total, 3);
         assert_eq!(p.excluded, want);
-        // The next level sees all of them as already known.
+        // The next level sees the claimed ones as known; "d", past the budget, was never
+        // claimed: it is counted again, once per level that links to it.
         let next = ledger
             .admit_level(&job, 2, candidates(2, &["b", "c", "d"]), BTreeMap::new())
             .await
             .unwrap();
-        assert_eq!(decided(&next), decided(&LevelAdmission::default()));
+        assert!(next.admitted.is_empty());
+        assert_eq!(next.excluded, [("max_pages".into(), 1)].into());
     }
 
     #[tokio::test]
@@ -760,7 +722,8 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(decided(&again), decided(&first));
-        // Spent from the start: known URLs are seen, new ones only counted.
+        // Spent from the start: claimed URLs are seen, the others (p5 was past the budget,
+        // never claimed) only counted.
         let level2 = ledger
             .admit_level(
                 &job,
@@ -771,10 +734,10 @@ mod tests {
             .await
             .unwrap();
         assert!(level2.admitted.is_empty());
-        assert_eq!(level2.excluded, [("max_pages".into(), 2)].into());
+        assert_eq!(level2.excluded, [("max_pages".into(), 3)].into());
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
         assert_eq!(p.pages_total, 3);
-        assert_eq!(p.excluded.get("max_pages"), Some(&300));
+        assert_eq!(p.excluded.get("max_pages"), Some(&301));
         assert_eq!(p.excluded.get("robots_disallowed"), Some(&2));
     }
 
@@ -813,10 +776,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(paths(&first), ["/p0", "/p1"]);
-        // Root, the first chunk claimed one by one while pages could still be reserved,
-        // and the level's counted-once marker: nothing for the 1,936 links after.
+        // Root and the level's two pages, claimed one by one: nothing for the 1,998 links
+        // after (the level's counts are on the job item).
         let n = records(&ledger, &job).await;
-        assert_eq!(n, 1 + CHUNK as i32 + 1, "{n} records");
+        assert_eq!(n, 1 + 2, "{n} records");
         let again = ledger
             .admit_level(&job, 1, candidates(1, &level1), extra)
             .await
@@ -829,38 +792,23 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(second.excluded, [("max_pages".into(), 2_000)].into());
-        assert_eq!(
-            records(&ledger, &job).await,
-            n + 1,
-            "only the level's marker"
-        );
+        assert_eq!(records(&ledger, &job).await, n, "no record at all");
         let p = jobs.get(&job).await.unwrap().unwrap().progress;
         assert_eq!(p.excluded.get("max_pages"), Some(&(1_998 + 2_000)));
         assert_eq!(p.excluded.get("links_per_page"), Some(&40));
     }
 
     #[tokio::test]
-    async fn a_run_that_died_after_some_reservations_is_completed_by_the_next() {
+    async fn a_run_that_died_after_its_claims_is_completed_by_the_next() {
         let Some(ep) = test_moto::endpoint() else {
             return;
         };
         let (ledger, jobs, job) = ledger(&ep, 10).await;
         let c = candidates(1, &["a", "b", "c"]);
-        // The dead run: every URL claimed, only "b" reserved, nothing counted or written.
+        // The dead run: every URL claimed, nothing reserved, counted or written.
         for cand in &c {
-            assert_eq!(
-                ledger.claim(&job, &cand.key, 1).await.unwrap(),
-                Claim::Ours { reserved: false }
-            );
+            assert_eq!(ledger.claim(&job, &cand.key, 1).await.unwrap(), Claim::Ours);
         }
-        let mut budget = ledger.budget(&job).await.unwrap();
-        assert_eq!(
-            ledger
-                .reserve_many(&job, 1, &[c[1].key.clone()], &mut budget)
-                .await
-                .unwrap(),
-            1
-        );
         let retry = ledger
             .admit_level(&job, 1, c, BTreeMap::new())
             .await
@@ -870,6 +818,171 @@ mod tests {
             jobs.get(&job).await.unwrap().unwrap().progress.pages_total,
             3
         );
+    }
+
+    /// A DynamoDB client's calls, seen before they are sent: counts the write units of
+    /// the requests it lets through, and once `limit` writes have gone out fails every
+    /// request after (the process died there).
+    #[derive(Debug, Clone)]
+    struct DieAfter {
+        limit: usize,
+        writes: Arc<AtomicUsize>,
+        units: Arc<AtomicUsize>,
+        dead: Arc<AtomicBool>,
+    }
+
+    impl aws_sdk_dynamodb::config::Intercept for DieAfter {
+        fn name(&self) -> &'static str {
+            "DieAfter"
+        }
+
+        fn read_before_transmit(
+            &self,
+            ctx: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+            _: &aws_sdk_dynamodb::config::RuntimeComponents,
+            _: &mut aws_sdk_dynamodb::config::ConfigBag,
+        ) -> std::result::Result<(), aws_sdk_dynamodb::error::BoxError> {
+            let req = ctx.request();
+            let op = req.headers().get("x-amz-target").unwrap_or_default();
+            let op = op.rsplit('.').next().unwrap_or_default().to_owned();
+            let body: serde_json::Value = req
+                .body()
+                .bytes()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or_default();
+            let items = |v: &serde_json::Value| v.as_array().map_or(0, Vec::len);
+            let units = match op.as_str() {
+                "PutItem" | "UpdateItem" | "DeleteItem" => 1,
+                "TransactWriteItems" => 2 * items(&body["TransactItems"]),
+                "BatchWriteItem" => body["RequestItems"]
+                    .as_object()
+                    .map_or(0, |m| m.values().map(items).sum()),
+                _ => 0,
+            };
+            if self.dead.load(Ordering::SeqCst) {
+                return Err("the plan step died".into());
+            }
+            if units > 0 && self.writes.fetch_add(1, Ordering::SeqCst) >= self.limit {
+                self.dead.store(true, Ordering::SeqCst);
+                return Err("the plan step died".into());
+            }
+            self.units.fetch_add(units, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    /// `ledger` on a client that dies after `limit` writes.
+    fn dying(ledger: &LevelLedger, limit: usize) -> (LevelLedger, DieAfter) {
+        let die = DieAfter {
+            limit,
+            writes: Arc::default(),
+            units: Arc::default(),
+            dead: Arc::default(),
+        };
+        let config = ledger
+            .client
+            .config()
+            .to_builder()
+            .interceptor(die.clone())
+            .build();
+        let mut l = ledger.clone();
+        l.client = Client::from_conf(config);
+        (l, die)
+    }
+
+    /// A job of at most `max_pages` pages, its root admitted at level 0.
+    async fn job_with_root(ledger: &LevelLedger, jobs: &DynamoJobStore, max_pages: u32) -> JobId {
+        let req = CrawlRequest::builder("http://127.0.0.1:9/")
+            .max_pages(max_pages)
+            .guardrails(Guardrails::lifted())
+            .build()
+            .unwrap();
+        let job = JobId::new();
+        let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::now_utc());
+        jobs.create(&record).await.unwrap();
+        ledger
+            .admit_level(&job, 0, candidates(0, &["a"]), BTreeMap::new())
+            .await
+            .unwrap();
+        job
+    }
+
+    #[tokio::test]
+    async fn a_level_whose_plan_run_dies_after_any_write_is_the_same_when_run_again() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let (ledger, jobs, _) = ledger(&ep, 1).await;
+        // Seen, excluded, admitted and over-budget candidates: 5 of the 9 new ones fit.
+        let mut names: Vec<String> = ["a", "b", "private-1", "c", "d", "private-2", "e", "f"]
+            .map(str::to_owned)
+            .to_vec();
+        names.extend((0..70).map(|i| format!("g{i}")));
+        names.push("private-3".into());
+        let level1: Vec<&str> = names.iter().map(String::as_str).collect();
+        let c = candidates(1, &level1);
+        let extra: BTreeMap<String, u64> = [("links_per_page".into(), 7)].into();
+        let progress = |p: crawl_core::Progress| (p.pages_total, p.excluded);
+        // The run that does not die: what every dead run followed by a re-run must give.
+        let job = job_with_root(&ledger, &jobs, 6).await;
+        let (counted, die) = dying(&ledger, usize::MAX);
+        let want = counted
+            .admit_level(&job, 1, c.clone(), extra.clone())
+            .await
+            .unwrap();
+        assert_eq!(paths(&want), ["/b", "/c", "/d", "/e", "/f"]);
+        let want_progress = progress(jobs.get(&job).await.unwrap().unwrap().progress);
+        assert_eq!(want_progress.0, 6);
+        assert_eq!(want_progress.1.get("max_pages"), Some(&70));
+        assert_eq!(want_progress.1.get("robots_disallowed"), Some(&3));
+        assert_eq!(want_progress.1.get("links_per_page"), Some(&7));
+        let writes = die.writes.load(Ordering::SeqCst);
+        assert!(writes >= 3, "{writes} writes");
+        for k in 0..=writes {
+            let job = job_with_root(&ledger, &jobs, 6).await;
+            let (dead, _) = dying(&ledger, k);
+            let first = dead.admit_level(&job, 1, c.clone(), extra.clone()).await;
+            assert_eq!(
+                first.is_err(),
+                k < writes,
+                "died after {k} writes: {first:?}"
+            );
+            for run in 0..2 {
+                let again = ledger
+                    .admit_level(&job, 1, c.clone(), extra.clone())
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    decided(&again),
+                    decided(&want),
+                    "run {run} after {k} writes"
+                );
+                let p = progress(jobs.get(&job).await.unwrap().unwrap().progress);
+                assert_eq!(p, want_progress, "run {run} after {k} writes");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_level_costs_a_write_unit_per_page_and_one_for_its_reservation() {
+        let Some(ep) = test_moto::endpoint() else {
+            return;
+        };
+        let (ledger, jobs, _) = ledger(&ep, 1).await;
+        let job = job_with_root(&ledger, &jobs, 151).await;
+        let names: Vec<String> = (0..400).map(|i| format!("p{i}")).collect();
+        let level1: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (counted, die) = dying(&ledger, usize::MAX);
+        let out = counted
+            .admit_level(&job, 1, candidates(1, &level1), BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(out.admitted.len(), 150);
+        assert_eq!(out.excluded, [("max_pages".into(), 250)].into());
+        // Before: a claim per candidate of each chunk of 64 (192), and each page's flag in a
+        // transaction (2 units), 500 in all. Now each page's claim and the level's update.
+        let units = die.units.load(Ordering::SeqCst);
+        assert!(units <= 150 + 1, "{units} write units for 150 pages");
     }
 
     #[tokio::test]

@@ -427,9 +427,9 @@ pub async fn scrape(svc: &Services, ev: super::events::ScrapeEvent) -> HResult<B
     Ok(summary)
 }
 
-/// Plan: counts the level's pages once (one transaction per level with a counted-once
-/// marker: a re-run counts nothing twice; a page without a report counts as skipped
-/// `worker_failed`),
+/// Plan: counts the level's pages once (one conditional update of the job per level that
+/// also marks the level counted: a re-run counts nothing twice; a page without a report
+/// counts as skipped `worker_failed`),
 /// admits the level's links through dedup and the job's page budget, and writes the next
 /// level's list (a re-run returns the list already written).
 pub async fn plan(svc: &Services, st: LevelState) -> HResult<LevelState> {

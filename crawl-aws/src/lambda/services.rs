@@ -19,7 +19,7 @@ use crate::{DynamoDedup, DynamoHostLimiter, DynamoJobStore, S3Sink};
 pub struct Services {
     /// Documents and the crawl's working state (level lists, batch reports).
     pub sink: Arc<S3Sink>,
-    /// URL dedup, claims, page-done markers and the host limiter's slots.
+    /// URL dedup, the plan step's claims and the host limiter's slots.
     pub dedup: Arc<DynamoDedup>,
     /// Job records and exact page budgets.
     pub jobs: Arc<DynamoJobStore>,

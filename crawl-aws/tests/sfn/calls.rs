@@ -25,6 +25,9 @@ pub struct Calls {
     /// second update, and concurrent workers racing for an idle slot retry, so it is
     /// reported on its own and kept out of the bounded per-page figure.
     pub slot_write_units: f64,
+    /// `write_units` by table role and operation (`"slot UpdateItem"`, `"dedup PutItem"`,
+    /// `"jobs UpdateItem"`, `"TransactWriteItems"`...): where the units go.
+    pub write_units_by: BTreeMap<String, f64>,
     /// DynamoDB read request units (0.5 per eventually consistent item read or 4 KB of a
     /// query's answer, 1 when strongly consistent, 2 per item of a transaction).
     pub read_units: f64,
@@ -69,9 +72,20 @@ impl Calls {
                 let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
                 let (w, r) = dynamo_units(&op, &req, answer.len());
                 self.write_units += w;
-                if op == "UpdateItem" && req["Key"]["pk"]["S"].as_str() == Some(HOST_SLOT_PARTITION)
-                {
+                let slot = op == "UpdateItem"
+                    && req["Key"]["pk"]["S"].as_str() == Some(HOST_SLOT_PARTITION);
+                if slot {
                     self.slot_write_units += w;
+                }
+                if w > 0.0 {
+                    let table = match slot {
+                        true => "slot",
+                        false => table_role(req["TableName"].as_str().unwrap_or_default()),
+                    };
+                    *self
+                        .write_units_by
+                        .entry(format!("{table} {op}").trim_start().to_owned())
+                        .or_default() += w;
                 }
                 self.read_units += r;
                 self.bump(format!("dynamodb {op}"));
@@ -129,6 +143,7 @@ impl Calls {
             "ops": self.ops,
             "dynamodb_write_units": self.write_units,
             "dynamodb_slot_write_units": self.slot_write_units,
+            "dynamodb_write_units_by": self.write_units_by,
             "dynamodb_read_units": self.read_units,
             "lambda": lambda,
         })
@@ -156,6 +171,15 @@ fn s3_operation(method: &str, path: &str, query: &str, headers: &axum::http::Hea
         _ => "Other",
     }
     .to_owned()
+}
+
+/// Which of the crawl's tables a request's `TableName` is (by the harness's names), or ""
+/// (a transaction or batch names its tables inside).
+fn table_role(name: &str) -> &'static str {
+    ["dedup", "jobs", "sources", "source"]
+        .into_iter()
+        .find(|r| name.contains(r))
+        .unwrap_or("")
 }
 
 /// (write units, read units) of one DynamoDB request.
