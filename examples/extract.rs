@@ -8,7 +8,9 @@
 //! `--model` replaces the committed block model (`none`: the rules alone), for the
 //! leave-one-source-out evaluation of `scripts/train-extract.py`; `--dump-features` also
 //! writes every block's text, features and ancestry (`path`: `tag.class#id` up to the rules'
-//! root) as JSON lines, the script's training input and the chrome analysis's.
+//! root) and place relative to that root (`rel`: `0` inside, else `K|before|BRANCH|OWN` or
+//! `K|after|BRANCH|OWN`, see `learned::block_relations`) as JSON lines, the script's training
+//! input and the input of the chrome and left-out-content analyses.
 //!
 //! Bytes are decoded with [`crawl_extract::decode_html`] (BOM, `<meta charset>`,
 //! else UTF-8). Each `name.html` becomes `name.md`.
@@ -72,17 +74,20 @@ fn convert(path: &Path, ctx: &Ctx<'_>) -> Result<(), Box<dyn std::error::Error>>
     if let Some(dump) = ctx.dump {
         let mut lines = String::new();
         let paths = learned::block_paths(&html, ctx.opts);
-        for (k, ((text, f), path)) in learned::block_features(&html, ctx.opts)
+        let rels = learned::block_relations(&html, ctx.opts);
+        for (k, (((text, f), path), rel)) in learned::block_features(&html, ctx.opts)
             .into_iter()
             .zip(paths)
+            .zip(rels)
             .enumerate()
         {
             let f: Vec<String> = f.iter().map(|x| format!("{x}")).collect();
             lines.push_str(&format!(
-                "{{\"id\":{},\"block\":{k},\"text\":{},\"path\":{},\"f\":[{}]}}\n",
+                "{{\"id\":{},\"block\":{k},\"text\":{},\"path\":{},\"rel\":{},\"f\":[{}]}}\n",
                 json_string(stem),
                 json_string(&text),
                 json_string(&path),
+                json_string(&rel),
                 f.join(",")
             ));
         }

@@ -197,6 +197,63 @@ pub mod learned {
             .collect()
     }
 
+    /// For every block of [`block_features`], in the same order, where it sits relative to
+    /// the rules' root: `0` inside it; else `K|before|BRANCH|OWN` or `K|after|BRANCH|OWN`,
+    /// where the lowest common ancestor is `K` levels above the root, `BRANCH`
+    /// (`tag.class#id`) is that ancestor's child holding the block and `OWN` its child holding
+    /// the root, for the analysis of content left outside.
+    pub fn block_relations(html: &str, opts: &ExtractOptions) -> Vec<String> {
+        let tree = tree::Tree::parse(html, opts);
+        let sel = score::select(&tree);
+        let learn::Layout { blocks, .. } = learn::blocks(&tree, &sel);
+        let mut up = vec![u32::MAX; tree.nodes.len()];
+        let (mut n, mut k) = (sel.root, 0u32);
+        while n != tree::NONE {
+            up[n as usize] = k;
+            k += 1;
+            n = tree.nodes[n as usize].parent;
+        }
+        blocks
+            .iter()
+            .map(|b| {
+                let (mut n, mut child) = (b.node, tree::NONE);
+                while n != tree::NONE && up[n as usize] == u32::MAX {
+                    child = n;
+                    n = tree.nodes[n as usize].parent;
+                }
+                if n == sel.root || n == tree::NONE || child == tree::NONE {
+                    return "0".to_string();
+                }
+                let side = if b.node < sel.root { "before" } else { "after" };
+                let mut mine = sel.root;
+                while tree.nodes[mine as usize].parent != n {
+                    mine = tree.nodes[mine as usize].parent;
+                }
+                format!(
+                    "{}|{side}|{}|{}",
+                    up[n as usize],
+                    describe(&tree, child),
+                    describe(&tree, mine)
+                )
+            })
+            .collect()
+    }
+
+    fn describe(tree: &tree::Tree, n: u32) -> String {
+        let mut s = tree.tag(n).map_or(String::new(), |t| format!("{t:?}"));
+        if let Some(a) = tree.attrs(n) {
+            if !a.class.is_empty() {
+                s.push('.');
+                s.push_str(&a.class.split_whitespace().collect::<Vec<_>>().join("."));
+            }
+            if !a.id.is_empty() {
+                s.push('#');
+                s.push_str(&a.id);
+            }
+        }
+        s
+    }
+
     /// For every block of [`block_features`], in the same order, its ancestry up to the
     /// rules' root (or the document root): `tag.class#id` from the block outwards, joined
     /// with ` < `, for the analysis of which blocks are chrome.

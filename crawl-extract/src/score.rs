@@ -54,6 +54,12 @@ const BR_DIV_BREAKS: u8 = 2;
 const PROSE_MIN: f64 = 300.0;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
 const PROSE_SHARE: f64 = 0.7;
+/// A sibling before the chosen content with this much text (bytes)...
+const LEAD_MIN: u32 = 100;
+/// ...at least this share of it paragraph text...
+const LEAD_PROSE_SHARE: f64 = 0.5;
+/// ...and at most this share link text is its lead (standfirst, question, introduction).
+const LEAD_LINK_SHARE: f64 = 0.2;
 
 /// Words (of class/id tokens split at `-`, `_` and camelCase) that mark site chrome.
 const CHROME_WORDS: &[&str] = &[
@@ -670,7 +676,47 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         cur = best;
     }
-    Selection { root: cur, removed }
+    let root = with_lead(tree, cur, &mut removed, &text, &link, &ptext, &items);
+    Selection { root, removed }
+}
+
+/// The chosen content `cur` widened to its parent when a sibling before it is prose (a
+/// standfirst, an article's introduction, the question above its answers, a reference
+/// page's header), not a grid of listing items: those siblings are kept with `cur`, the parent's other children are
+/// removed. Returns the new root (`cur` when nothing before it is prose).
+fn with_lead(
+    tree: &Tree,
+    cur: u32,
+    removed: &mut [bool],
+    text: &[u32],
+    link: &[u32],
+    ptext: &[u32],
+    items: &[f64],
+) -> u32 {
+    let parent = match tree.nodes.get(cur as usize) {
+        Some(n) if cur != 0 && n.parent != NONE => n.parent,
+        _ => return cur,
+    };
+    let lead = |c: u32| {
+        let (t, i) = (text[c as usize], c as usize);
+        !removed[i]
+            && t >= LEAD_MIN
+            && f64::from(ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
+            && f64::from(link[i]) <= LEAD_LINK_SHARE * f64::from(t)
+            // A grid of cards (prices, teasers) is a listing, not a lead.
+            && items[i] < 0.5 * f64::from(t)
+    };
+    let before: Vec<u32> = tree.children(parent).take_while(|&c| c != cur).collect();
+    if !before.iter().any(|&c| lead(c)) {
+        return cur;
+    }
+    let keep: Vec<u32> = before.into_iter().filter(|&c| lead(c)).collect();
+    for c in tree.children(parent) {
+        if c != cur && !keep.contains(&c) {
+            removed[c as usize] = true;
+        }
+    }
+    parent
 }
 
 /// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).

@@ -671,6 +671,53 @@ fn like_sibling_sections_are_kept_together() {
 }
 
 #[test]
+fn a_prose_lead_before_the_chosen_content_is_kept() {
+    let body = format!(
+        "{}{}{}{}",
+        para("the body of the story"),
+        para("more of the story"),
+        para("the end of the story"),
+        para("a last word on it")
+    );
+    let page = |lead: &str| {
+        format!(
+            "<div class='wrap'><div class='crumbs'><a href='/a'>Home</a> <a href='/b'>News</a></div>             {lead}<div class='story'>{body}</div>             <div class='after'><p>{}</p></div></div>",
+            "sign up for the newsletter of the week ".repeat(4)
+        )
+    };
+    let lead = format!(
+        "<div class='standfirst'><p>{}</p></div>",
+        "the standfirst says what happened ".repeat(4)
+    );
+    // The standfirst sits beside the story's body, which holds most of the text: it is
+    // kept, and the parent's other children (breadcrumbs, what follows) stay out.
+    let m = md(&page(&lead));
+    assert!(m.contains("the body of the story"), "{m}");
+    assert!(m.contains("the standfirst says what happened"), "{m}");
+    assert!(
+        m.find("standfirst").unwrap_or(usize::MAX) < m.find("body of").unwrap_or(0),
+        "{m}"
+    );
+    assert!(!m.contains("sign up for the newsletter"), "{m}");
+    assert!(!m.contains("Home"), "{m}");
+    // A link list or a short line before the body is not a lead.
+    let links = format!(
+        "<div class='tags'><p>{}</p></div>",
+        "<a href='/t'>a tag of the story</a> ".repeat(6)
+    );
+    let m = md(&page(&links));
+    assert!(
+        m.contains("the body of the story") && !m.contains("a tag of the story"),
+        "{m}"
+    );
+    let m = md(&page("<div class='kicker'><p>Breaking news.</p></div>"));
+    assert!(
+        m.contains("the body of the story") && !m.contains("Breaking news"),
+        "{m}"
+    );
+}
+
+#[test]
 fn schema_org_article_body_is_the_content() {
     // A short story marked `itemprop="articleBody"` beside a longer block of teasers
     // with prose of their own: the marked text is the content.
