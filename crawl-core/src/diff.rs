@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::job::{ChangeCounts, JobId};
 use crate::page::StoredDoc;
 use crate::source::{ChangeLine, PageChange};
-use crate::traits::{Sink, LIST_PAGE};
+use crate::traits::{RangeLines, Sink, LIST_PAGE};
 
 /// A diff's documents, all in memory: what [`RunDiff::collect`] returns, and what a small
 /// diff is built from ([`RunDiff::from_docs`]).
@@ -357,41 +357,27 @@ async fn changes_page_in(
     offset: &mut u64,
     limit: usize,
 ) -> Result<Option<Vec<StoredDoc>>> {
+    let mut lines = RangeLines::at(sink, key, CHANGES_WINDOW, *offset);
     let mut docs = Vec::new();
-    // Bytes read past `offset` that do not end a line yet.
-    let mut carry: Vec<u8> = Vec::new();
     let mut first = true;
-    while docs.len() < limit {
-        let window = sink
-            .get_range(key, *offset + carry.len() as u64, CHANGES_WINDOW)
-            .await?
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no {key} in {sink}")))?;
-        if window.is_empty() {
+    'read: while docs.len() < limit {
+        let Some(block) = lines.next_block().await? else {
             if first {
                 return Ok(None);
             }
-            // The last line, without its newline.
-            if !carry.iter().all(u8::is_ascii_whitespace) {
-                docs.extend(change_doc(key, &carry, side)?);
-            }
-            *offset += carry.len() as u64;
             break;
-        }
+        };
         first = false;
-        carry.extend_from_slice(&window);
-        let mut used = 0;
-        while docs.len() < limit {
-            let Some(len) = carry[used..].iter().position(|b| *b == b'\n') else {
-                break;
-            };
-            let line = &carry[used..used + len];
-            if !line.is_empty() {
-                docs.extend(change_doc(key, line, side)?);
+        for line in block.split_inclusive(|b| *b == b'\n') {
+            if docs.len() >= limit {
+                break 'read;
             }
-            used += len + 1;
+            *offset += line.len() as u64;
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            if !text.iter().all(u8::is_ascii_whitespace) {
+                docs.extend(change_doc(key, text, side)?);
+            }
         }
-        *offset += used as u64;
-        carry.drain(..used);
     }
     Ok(Some(docs))
 }
