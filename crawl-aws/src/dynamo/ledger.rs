@@ -21,6 +21,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{BuildError, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, Put, ReturnValuesOnConditionCheckFailure,
@@ -372,17 +373,8 @@ impl LevelLedger {
             .expression_attribute_values(":k", n(pages))
             .expression_attribute_values(":limit", n(budget.max.saturating_sub(pages)));
         let mut sets = vec!["#lvl = :k".to_owned()];
-        if !excluded.is_empty() {
-            update = update
-                .expression_attribute_names("#m", JOB_EXCLUDED)
-                .expression_attribute_values(":zero", n(0));
-        }
-        for (i, (reason, count)) in excluded.iter().enumerate() {
-            sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
-            update = update
-                .expression_attribute_names(format!("#r{i}"), reason)
-                .expression_attribute_values(format!(":n{i}"), n(count));
-        }
+        let counts = excluded.iter().map(|(r, c)| (r.as_str(), *c));
+        update = add_counts(update, &mut sets, JOB_EXCLUDED, counts);
         match update
             .update_expression(format!("SET {} ADD #t :k", sets.join(", ")))
             .send()
@@ -570,17 +562,7 @@ impl LevelLedger {
             .expression_attribute_values(":p", n(outcomes.len()))
             .expression_attribute_values(":s", n(stored));
         let mut sets = vec!["#done = :p".to_owned()];
-        if !skipped.is_empty() {
-            count = count
-                .expression_attribute_names("#m", JOB_SKIPPED)
-                .expression_attribute_values(":zero", n(0));
-            for (i, (reason, c)) in skipped.iter().enumerate() {
-                sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
-                count = count
-                    .expression_attribute_names(format!("#r{i}"), *reason)
-                    .expression_attribute_values(format!(":n{i}"), n(c));
-            }
-        }
+        count = add_counts(count, &mut sets, JOB_SKIPPED, skipped);
         match count
             .update_expression(format!("SET {} ADD #p :p, #s :s", sets.join(", ")))
             .send()
@@ -605,6 +587,30 @@ impl LevelLedger {
             Err(e) => Err(self.sdk_err("UpdateItem", e)),
         }
     }
+}
+
+/// Adds `counts` (reason → number) to the map attribute `map` of the item `update` writes:
+/// one `SET` term a reason, pushed to `sets` (a reason the map lacks starts at 0).
+fn add_counts<'a>(
+    mut update: UpdateItemFluentBuilder,
+    sets: &mut Vec<String>,
+    map: &str,
+    counts: impl IntoIterator<Item = (&'a str, u64)>,
+) -> UpdateItemFluentBuilder {
+    let mut any = false;
+    for (i, (reason, count)) in counts.into_iter().enumerate() {
+        sets.push(format!("#m.#r{i} = if_not_exists(#m.#r{i}, :zero) + :n{i}"));
+        update = update
+            .expression_attribute_names(format!("#r{i}"), reason)
+            .expression_attribute_values(format!(":n{i}"), n(count));
+        any = true;
+    }
+    if any {
+        update = update
+            .expression_attribute_names("#m", map)
+            .expression_attribute_values(":zero", n(0));
+    }
+    update
 }
 
 #[cfg(test)]
