@@ -521,11 +521,15 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // the text, however link-dense: a menu is not introduced by prose.
     let mut in_prose_list = vec![false; len];
     let prose_lists = lists_after_prose(tree, &removed, &ptext, &link, &text);
+    // Inside a list that was weighed and kept: its sublists are part of it (an index's
+    // "operator, [1]" under "!="), the outer list decides for them.
+    let mut in_kept_list = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
+        let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
@@ -551,12 +555,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
             && !protected[i]
             && !in_prose_list[i]
+            && !(is_list && in_kept_list[p])
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
         {
             removed[i] = true;
         }
+        in_kept_list[i] = in_kept_list[p] || is_list && !removed[i] && text[i] > 0;
     }
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];

@@ -322,3 +322,32 @@ fn a_wrapped_list_of_links_announced_by_a_colon_is_kept() {
     assert!(m.contains("Legacy API:\n\n- [legacy part 0]"), "{m}");
     assert!(m.contains("- [legacy part 3]"), "{m}");
 }
+
+/// An index page (Sphinx's `genindex`): an entry whose sub-entries are links only
+/// ("!=" → "operator, [1]") keeps them; the outer list decides for its sublists, which were
+/// dropped one by one as link-dense menus. The sidebar's menu still goes.
+#[test]
+fn the_sublists_of_a_kept_list_stay_with_it() {
+    let mut entries = String::new();
+    for (i, op) in ["!=", "%=", "&=", "**=", "//=", "<<=", ">>=", "^="]
+        .iter()
+        .enumerate()
+    {
+        entries.push_str(&format!(
+            "<li>{op} <ul><li><a href='reference/expressions.html#index-{i}'>operator</a>, \
+             <a href='library/stdtypes.html#index-{i}'>[1]</a></li></ul></li>\
+             <li>{op} (augmented assignment) <ul><li><a href='reference/simple_stmts.html#x{i}'>\
+             assignment statement</a></li></ul></li>"
+        ));
+    }
+    let html = sphinx(&format!(
+        "<section><h1 id='index-symbols'>Index – Symbols</h1>\
+         <table class='indextable genindextable'><tr><td><ul>{entries}</ul></td></tr></table>\
+         </section>"
+    ));
+    let m = md(&html);
+    assert_eq!(m.matches("[operator]").count(), 8, "{m}");
+    assert_eq!(m.matches("[assignment statement]").count(), 8, "{m}");
+    assert!(m.contains("- !=\n  - [operator]"), "{m}");
+    assert!(!m.contains("Section a"), "{m}");
+}
