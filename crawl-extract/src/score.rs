@@ -480,6 +480,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
     let mut anchors = vec![0u32; len];
+    // Whether a kept header cell (`<th>`) is inside: a table with a header row is data.
+    let mut headed = vec![false; len];
     // Paragraph text outside removed blocks.
     let mut ptext = vec![0u32; len];
     for i in (1..len).rev() {
@@ -498,6 +500,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             anchors[i] = u32::from(text[i] > 0);
         }
         let p = node.parent as usize;
+        headed[p] |= headed[i] || tree.tag(i as u32) == Some(Tag::Th);
         text[p] = text[p].saturating_add(text[i]);
         ptext[p] = ptext[p].saturating_add(ptext[i]);
         link[p] = link[p].saturating_add(link[i]);
@@ -524,12 +527,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Inside a list that was weighed and kept: its sublists are part of it (an index's
     // "operator, [1]" under "!="), the outer list decides for them.
     let mut in_kept_list = vec![false; len];
+    // A table with a header row, and what it holds, is data however link-dense (pathlib's
+    // `os.path.abspath()` | `Path.absolute()`); a menu laid out in a table has no header.
+    let mut in_data_table = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
+        in_data_table[i] = in_data_table[p] || tree.tag(i as u32) == Some(Tag::Table) && headed[i];
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
@@ -556,6 +563,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !protected[i]
             && !in_prose_list[i]
             && !(is_list && in_kept_list[p])
+            && !in_data_table[i]
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64

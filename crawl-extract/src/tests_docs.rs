@@ -351,3 +351,42 @@ fn the_sublists_of_a_kept_list_stay_with_it() {
     assert!(m.contains("- !=\n  - [operator]"), "{m}");
     assert!(!m.contains("Section a"), "{m}");
 }
+
+/// A table of links under a header row (pathlib's "Correspondence to tools in the os
+/// module": `os.path.abspath()` | `Path.absolute()`) is data, however link-dense: it went
+/// whole as a link-dense menu. A headerless table of links (a navigation bar) still goes.
+#[test]
+fn a_table_of_links_with_a_header_row_is_kept() {
+    let rows: String = [
+        ("abspath", "absolute"),
+        ("realpath", "resolve"),
+        ("exists", "exists"),
+    ]
+    .iter()
+    .map(|(a, b)| {
+        format!(
+            "<tr><td><p><a href='os.path.html#os.path.{a}'><code>os.path.{a}()</code></a>\
+                 </p></td><td><p><a href='#pathlib.Path.{b}'><code>Path.{b}()</code></a></p>\
+                 </td></tr>"
+        )
+    })
+    .collect();
+    let html = sphinx(&format!(
+        "<section><h1>pathlib</h1>{}<section><h2>Correspondence to tools in the os module</h2>\
+         <table class='docutils align-default'><thead><tr><th><p><a href='os.html'>os</a></p>\
+         </th><th><p><a href='#module-pathlib'>pathlib</a></p></th></tr></thead><tbody>{rows}\
+         </tbody></table><table><tr><td><a href='/a'>Home</a></td><td><a href='/b'>Up</a></td>\
+         </tr></table></section></section>",
+        para(
+            "This module offers classes representing filesystem paths.",
+            8
+        )
+    ));
+    let m = md(&html);
+    assert!(
+        m.contains("| [`os.path.abspath()`](https://docs.example.com/library/os.path.html#os.path.abspath) |"),
+        "{m}"
+    );
+    assert_eq!(m.matches("\n| ").count(), 4, "a header and three rows: {m}");
+    assert!(!m.contains("[Home]"), "{m}");
+}
