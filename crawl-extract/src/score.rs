@@ -311,9 +311,12 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
         }
         i += 1;
     }
+    // A section number before the title ("2.3. Python-related paths") is not in the id.
+    let numeral = |w: &&str| w.bytes().all(|b| b.is_ascii_digit());
     let heading = text
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
+        .filter(|w| !w.is_empty())
+        .skip_while(numeral);
     let mut ids = id
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty());

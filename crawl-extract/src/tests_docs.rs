@@ -390,3 +390,37 @@ fn a_table_of_links_with_a_header_row_is_kept() {
     assert_eq!(m.matches("\n| ").count(), 4, "a header and three rows: {m}");
     assert!(!m.contains("[Home]"), "{m}");
 }
+
+/// Numbered sections (Sphinx's `<span class="section-number">2.3. </span>`): the id is built
+/// from the title without its number, so "2.3. Python-related paths and files" with
+/// `id="python-related-paths-and-files"` is the section's subject, not a "related" shelf.
+/// It went whole (its table of install paths with it).
+#[test]
+fn a_numbered_section_whose_id_spells_its_title_is_not_chrome() {
+    let html = sphinx(&format!(
+        "<section id='using-python-on-unix-platforms'><h1><span class='section-number'>2. \
+         </span>Using Python on Unix platforms</h1>{}\
+         <section id='python-related-paths-and-files'><h2><span class='section-number'>2.3. \
+         </span>Python-related paths and files<a class='headerlink' \
+         href='#python-related-paths-and-files'>¶</a></h2>\
+         <p>These are subject to difference depending on local installation conventions.</p>\
+         <table><thead><tr><th><p>File/directory</p></th><th><p>Meaning</p></th></tr></thead>\
+         <tbody><tr><td><p><code>exec_prefix/bin/python3</code></p></td>\
+         <td><p>Recommended location of the interpreter.</p></td></tr></tbody></table>\
+         </section></section>",
+        para("Python comes preinstalled on most Linux distributions.", 10)
+    ));
+    let m = md(&html);
+    assert!(m.contains("## 2.3. Python-related paths and files"), "{m}");
+    assert!(
+        m.contains("Recommended location of the interpreter."),
+        "{m}"
+    );
+    // A chrome id that is a number and a chrome word, not a title, still marks chrome.
+    let html = sphinx(&format!(
+        "<h1>Guide</h1>{}<div id='2-related'><h3>Related</h3><p>{}</p></div>",
+        para("The guide explains everything in detail.", 12),
+        "See also our other posts about gardening."
+    ));
+    assert!(!md(&html).contains("gardening"), "{}", md(&html));
+}
