@@ -691,6 +691,17 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // Titled documents side by side (Sphinx gives each module of a page its own
+        // `<section>` under an `<h1>`: `curses`, then `curses.textpad`): stay, or all but
+        // the largest go.
+        let titled = |n: u32| first_element(tree, n).is_some_and(|f| tree.tag(f) == Some(Tag::H1));
+        if titled(best)
+            && tree
+                .children(cur)
+                .any(|c| c != best && !removed[c as usize] && kept_p[c as usize] > 0.0 && titled(c))
+        {
+            break;
+        }
         cur = best;
     }
     let root = with_lead(tree, cur, &mut removed, &text, &link, &ptext, &items);

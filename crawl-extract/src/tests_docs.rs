@@ -424,3 +424,39 @@ fn a_numbered_section_whose_id_spells_its_title_is_not_chrome() {
     ));
     assert!(!md(&html).contains("gardening"), "{}", md(&html));
 }
+
+/// A page of two titled documents (Sphinx's `library/curses.html`: `curses`, then
+/// `curses.textpad`, each a `<section>` under its own `<h1>`): both are kept. The second
+/// went whole, the larger one being chosen alone.
+#[test]
+fn titled_sections_side_by_side_are_all_kept() {
+    let html = sphinx(&format!(
+        "<section id='module-curses'><h1>curses — Terminal handling</h1>{}\
+         <section id='functions'><h2>Functions</h2>{}</section></section>\
+         <section id='module-curses.textpad'><span id='curses-textpad'></span>\
+         <h1>curses.textpad — Text input widget</h1>{}\
+         <table><thead><tr><th><p>Keystroke</p></th><th><p>Action</p></th></tr></thead>\
+         <tbody><tr><td><p>Control-A</p></td><td><p>Go to left edge of window.</p></td></tr>\
+         </tbody></table></section>",
+        para(
+            "The curses module provides an interface to the curses library.",
+            10
+        ),
+        para(
+            "The module curses defines the following functions and exceptions.",
+            20
+        ),
+        para(
+            "The textpad module provides a Textbox class for elementary editing.",
+            3
+        )
+    ));
+    let m = md(&html);
+    assert!(m.contains("# curses — Terminal handling"), "{m}");
+    assert!(m.contains("# curses.textpad — Text input widget"), "{m}");
+    assert!(
+        m.contains("| Control-A | Go to left edge of window. |"),
+        "{m}"
+    );
+    assert!(!m.contains("Section a"), "{m}");
+}
