@@ -25,6 +25,10 @@ const CLASS_CHROME_MAX: f64 = 0.5;
 /// [`WRAPPER_PROSE_OUTSIDE`] bytes of prose lie outside it.
 const CLASS_WRAPPER_PROSE_MIN: f64 = 0.1;
 const WRAPPER_PROSE_OUTSIDE: u32 = 200;
+/// Text outside links (bytes) before a comment section that makes it chrome: a post.
+const COMMENTS_AFTER_TEXT: u32 = 1000;
+/// Text (bytes) a comment section needs for that: a thread, not an item's "Comments: 3".
+const COMMENTS_MIN: u32 = 200;
 /// Weight of link text in the content measure.
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
@@ -448,7 +452,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .is_some_and(|t| t.to_ascii_lowercase().contains("product"));
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
+    // Inside a block removed so far (nodes are in document order, parents first).
+    let mut dead = vec![false; len];
+    // Text outside links and removed blocks before the current node (document order).
+    let mut text_before = 0u32;
     for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        dead[i] = dead[p] || removed[i];
+        if matches!(tree.nodes[i].kind, Kind::Text { .. }) {
+            if !dead[i] && !in_link[i] {
+                text_before = text_before.saturating_add(raw[i]);
+            }
+            continue;
+        }
         let hint = hints[i];
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
@@ -461,13 +477,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // block holding the page's `<h1>` (the replies under a post, however many).
         let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
-        let p = tree.nodes[i].parent as usize;
         in_comments[i] = in_comments[p] || hint == 3;
+        // Or when a post's worth of text comes before them (a post written in `<div>`s,
+        // not paragraphs, followed by a longer thread of comments).
         let comments = hint == 3
             && !forum_page
             && !in_comments[p]
-            && outside >= 200
-            && (article_page || in_article[i] || outside >= prose[i] || (has_h1[0] && !has_h1[i]));
+            && (outside >= 200
+                && (article_page
+                    || in_article[i]
+                    || outside >= prose[i]
+                    || (has_h1[0] && !has_h1[i]))
+                || text_before >= COMMENTS_AFTER_TEXT && raw[i] >= COMMENTS_MIN && !has_main[i]);
         // A chrome-classed block holding most of the page's text is taken for the page
         // wrapper (`has-sidebar`), unless the page's prose lies outside it: a blog's
         // sidebar of widgets can outweigh a short post, but a wrapper holds the post.
@@ -475,6 +496,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !(prose_share < CLASS_WRAPPER_PROSE_MIN && outside >= WRAPPER_PROSE_OUTSIDE);
         if comments || !wrapper && (hint == 2 || (hint == 1 && !class_wrapper)) {
             removed[i] = true;
+            dead[i] = true;
         }
     }
     // Shelves ("You may also like", "Related posts", share bars) by their heading.

@@ -1033,3 +1033,40 @@ fn a_dialog_outside_the_main_content_is_chrome_however_long() {
     assert!(m.contains("uninstall it from there"), "{m}");
     assert!(!m.contains("Terms of Use"), "{m}");
 }
+
+#[test]
+fn a_comment_thread_after_a_post_written_in_divs_is_chrome() {
+    // No og:type, <article> or <h1>, and the post's text sits in <div>s, not paragraphs,
+    // so it has no prose: only what comes before the longer thread says it is the post.
+    let post: String = (0..30)
+        .map(|i| format!("<div>The story part {i} tells what happened at the meeting today.</div>"))
+        .collect();
+    let replies: String = (0..12)
+        .map(|i| {
+            format!(
+                "<li>{}</li>",
+                para(&format!("reply number {i} says thanks"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div class='story'><h2>The toolbox</h2>{post}</div>\
+         <section id='comments'><ol>{replies}</ol></section>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("The story part 29") && !m.contains("reply number"),
+        "{m}"
+    );
+    // A comment count inside an item of a listing is no thread: it stays.
+    let items: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class='item'><div>{}</div><div class='comments'>Comments: 12 pages</div></div>",
+                "An abstract of the paper that says what it found. ".repeat(3) + &i.to_string()
+            )
+        })
+        .collect();
+    let m = md(&format!("{post}{items}"));
+    assert!(m.contains("Comments: 12 pages"), "{m}");
+}
