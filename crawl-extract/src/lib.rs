@@ -239,6 +239,7 @@ pub mod learned {
             .collect()
     }
 
+    /// `tag.class#id` of node `n`, for the analysis tables.
     fn describe(tree: &tree::Tree, n: u32) -> String {
         let mut s = tree.tag(n).map_or(String::new(), |t| format!("{t:?}"));
         if let Some(a) = tree.attrs(n) {
@@ -267,18 +268,7 @@ pub mod learned {
                 let mut parts = Vec::new();
                 let mut n = b.node;
                 while n != tree::NONE {
-                    let mut s = tree.tag(n).map_or(String::new(), |t| format!("{t:?}"));
-                    if let Some(a) = tree.attrs(n) {
-                        if !a.class.is_empty() {
-                            s.push('.');
-                            s.push_str(&a.class.split_whitespace().collect::<Vec<_>>().join("."));
-                        }
-                        if !a.id.is_empty() {
-                            s.push('#');
-                            s.push_str(&a.id);
-                        }
-                    }
-                    parts.push(s);
+                    parts.push(describe(&tree, n));
                     if n == sel.root {
                         break;
                     }

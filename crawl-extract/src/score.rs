@@ -535,15 +535,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // not mostly prose (listings, shops) only blocks of short links are: long link
     // texts there are the items listed.
     // How many siblings share each (parent, tag, class): repeated items of a listing.
-    let mut sig: HashMap<(u32, u8, &str), u32> = HashMap::new();
     let prose_page = ptext[0] as f64 > PROSE_PAGE * text[0] as f64;
-    for i in (1..len).filter(|_| !prose_page) {
-        if let Kind::Element { tag, .. } = tree.nodes[i].kind {
-            let class = item_class(tree, i as u32);
-            *sig.entry((tree.nodes[i].parent, tag as u8, class))
-                .or_insert(0) += 1;
-        }
-    }
+    let sig = if prose_page {
+        HashMap::new()
+    } else {
+        sibling_signatures(tree)
+    };
     let mut protected = vec![false; len];
     // Lists introduced by a paragraph ("The following classes support ...:") are part of
     // the text, however link-dense: a menu is not introduced by prose.
@@ -732,8 +729,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a
 /// standfirst, an article's introduction, the question above its answers, a reference
-/// page's header), not a grid of listing items: those siblings are kept with `cur`, the parent's other children are
-/// removed. Returns the new root (`cur` when nothing before it is prose).
+/// page's header), not a grid of listing items: those siblings are kept with `cur`, the
+/// parent's other children are removed. Returns the new root (`cur` when nothing before it is prose).
 fn with_lead(
     tree: &Tree,
     cur: u32,
@@ -756,11 +753,14 @@ fn with_lead(
             // A grid of cards (prices, teasers) is a listing, not a lead.
             && items[i] < 0.5 * f64::from(t)
     };
-    let before: Vec<u32> = tree.children(parent).take_while(|&c| c != cur).collect();
-    if !before.iter().any(|&c| lead(c)) {
+    let keep: Vec<u32> = tree
+        .children(parent)
+        .take_while(|&c| c != cur)
+        .filter(|&c| lead(c))
+        .collect();
+    if keep.is_empty() {
         return cur;
     }
-    let keep: Vec<u32> = before.into_iter().filter(|&c| lead(c)).collect();
     for c in tree.children(parent) {
         if c != cur && !keep.contains(&c) {
             removed[c as usize] = true;
