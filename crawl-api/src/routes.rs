@@ -388,14 +388,14 @@ async fn changes(
                     next_token = Some(at.to_string());
                     break 'read;
                 }
-                let l = ChangeLine::parse(&key, text)?
-                    .pop()
-                    .ok_or_else(|| crawl_core::Error::invalid("changes.jsonl: an empty line"))?;
-                changes.push(PageChangeView {
-                    url: l.url.to_string(),
-                    change: l.change.to_string(),
-                    reason: l.reason,
-                });
+                // One line: its one change.
+                changes.extend(ChangeLine::parse(&key, text)?.into_iter().map(|l| {
+                    PageChangeView {
+                        url: l.url.to_string(),
+                        change: l.change.to_string(),
+                        reason: l.reason,
+                    }
+                }));
             }
             at += line.len() as u64;
         }

@@ -375,11 +375,13 @@ impl LevelLedger {
         let mut sets = vec!["#lvl = :k".to_owned()];
         let counts = excluded.iter().map(|(r, c)| (r.as_str(), *c));
         update = add_counts(update, &mut sets, JOB_EXCLUDED, counts);
-        match update
-            .update_expression(format!("SET {} ADD #t :k", sets.join(", ")))
-            .send()
+        self.update_if(update.update_expression(format!("SET {} ADD #t :k", sets.join(", "))))
             .await
-        {
+    }
+
+    /// Sends a conditional update: `Ok(false)` when its condition failed.
+    async fn update_if(&self, update: UpdateItemFluentBuilder) -> Result<bool> {
+        match update.send().await {
             Ok(_) => Ok(true),
             Err(SdkError::ServiceError(se))
                 if matches!(
@@ -563,28 +565,17 @@ impl LevelLedger {
             .expression_attribute_values(":s", n(stored));
         let mut sets = vec!["#done = :p".to_owned()];
         count = add_counts(count, &mut sets, JOB_SKIPPED, skipped);
-        match count
-            .update_expression(format!("SET {} ADD #p :p, #s :s", sets.join(", ")))
-            .send()
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(se))
-                if matches!(
-                    se.err(),
-                    UpdateItemError::ConditionalCheckFailedException(_)
-                ) =>
-            {
-                match self.budget(job, level).await?.exists {
-                    true => Ok(false),
-                    false => Err(Error::new(
-                        ErrorKind::NotFound,
-                        format!("no job {job} to count pages on"),
-                    )
-                    .with_backend(self.name.clone())),
-                }
-            }
-            Err(e) => Err(self.sdk_err("UpdateItem", e)),
+        let count = count.update_expression(format!("SET {} ADD #p :p, #s :s", sets.join(", ")));
+        if self.update_if(count).await? {
+            return Ok(true);
+        }
+        match self.budget(job, level).await?.exists {
+            true => Ok(false),
+            false => Err(Error::new(
+                ErrorKind::NotFound,
+                format!("no job {job} to count pages on"),
+            )
+            .with_backend(self.name.clone())),
         }
     }
 }
@@ -626,6 +617,12 @@ mod tests {
     async fn ledger(endpoint: &str, max_pages: u32) -> (LevelLedger, DynamoJobStore, JobId) {
         let dedup = test_moto::dedup(endpoint).await;
         let jobs = test_moto::jobs(endpoint).await;
+        let job = new_job(&jobs, max_pages).await;
+        (LevelLedger::new(&dedup, &jobs), jobs, job)
+    }
+
+    /// A new job of at most `max_pages` pages, its record in `jobs`.
+    async fn new_job(jobs: &DynamoJobStore, max_pages: u32) -> JobId {
         let req = CrawlRequest::builder("http://127.0.0.1:9/")
             .max_pages(max_pages)
             .guardrails(Guardrails::lifted())
@@ -634,7 +631,7 @@ mod tests {
         let job = JobId::new();
         let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::now_utc());
         jobs.create(&record).await.unwrap();
-        (LevelLedger::new(&dedup, &jobs), jobs, job)
+        job
     }
 
     fn candidates(level: u32, paths: &[&str]) -> Vec<Candidate> {
@@ -898,14 +895,7 @@ mod tests {
 
     /// A job of at most `max_pages` pages, its root admitted at level 0.
     async fn job_with_root(ledger: &LevelLedger, jobs: &DynamoJobStore, max_pages: u32) -> JobId {
-        let req = CrawlRequest::builder("http://127.0.0.1:9/")
-            .max_pages(max_pages)
-            .guardrails(Guardrails::lifted())
-            .build()
-            .unwrap();
-        let job = JobId::new();
-        let record = JobRecord::new(job.clone(), req, time::OffsetDateTime::now_utc());
-        jobs.create(&record).await.unwrap();
+        let job = new_job(jobs, max_pages).await;
         ledger
             .admit_level(&job, 0, candidates(0, &["a"]), BTreeMap::new())
             .await

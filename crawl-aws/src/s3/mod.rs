@@ -13,9 +13,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use aws_sdk_s3::Client;
 use crawl_core::keys::{aux_key, document_keys, job_prefix};
-use crawl_core::{
-    Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc, LIST_PAGE,
-};
+use crawl_core::{Capabilities, Document, Error, ErrorKind, JobId, Result, Sink, StoredDoc};
 use futures::{StreamExt, TryStreamExt};
 
 pub use builder::{S3SinkBuilder, MAX_PREFIX_BYTES};
@@ -283,21 +281,6 @@ impl S3Sink {
         Ok(Some(StoredDoc::new(url, rel, hash.clone())))
     }
 
-    /// Every document of `job`, from its listing (one ListObjectsV2 a 1,000 keys, one
-    /// HeadObject a document).
-    async fn find_all(&self, job: &JobId) -> Result<Vec<StoredDoc>> {
-        let mut found = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let page = self.list_page(job, after.as_deref(), LIST_PAGE).await?;
-            found.extend(page.docs);
-            match page.next {
-                Some(n) => after = Some(n),
-                None => return Ok(found),
-            }
-        }
-    }
-
     /// Records where this sink just stored a document, in the URL index if it is `job`'s.
     fn index_put(&self, job: &JobId, stored: &StoredDoc) {
         self.index.insert(job, stored);
@@ -540,7 +523,9 @@ impl Sink for S3Sink {
             }
         }
         if found.is_empty() && self.index.stale(job) {
-            let docs = self.find_all(job).await?;
+            // Every document, from the listing (one ListObjectsV2 a 1,000 keys, one
+            // HeadObject a document).
+            let docs = self.list(job).await?;
             found = docs.iter().filter(|d| &d.url == url).cloned().collect();
             self.index.rebuild(job, docs);
         }
