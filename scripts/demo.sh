@@ -12,9 +12,14 @@ for _ in $(seq 1 50); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.1
 done
+args=("http://127.0.0.1:$port/" --out ./kb --allow-private-network --depth 3 "$@")
+# DEMO_BIN: an example binary already built (the test command runs its own test build's,
+# which `cargo run` from the root package would build again with other features).
+if [[ -n "${DEMO_BIN:-}" ]]; then
+  "$DEMO_BIN" "${args[@]}"
+  exit
+fi
 profile_flag=--release
 [[ "${PROFILE:-release}" == dev ]] && profile_flag=
-# DEMO_CARGO_FLAGS: more cargo flags (the test command passes --all-features to reuse its
-# build of the example).
-cargo run $profile_flag ${DEMO_CARGO_FLAGS:-} --example crawl -- "http://127.0.0.1:$port/" --out ./kb \
-  --allow-private-network --depth 3 "$@"
+# DEMO_CARGO_FLAGS: more cargo flags.
+cargo run $profile_flag ${DEMO_CARGO_FLAGS:-} --example crawl -- "${args[@]}"

@@ -12,9 +12,17 @@ export CARGO_TERM_COLOR=never
 export CARGO_INCREMENTAL=0
 export CARGO_PROFILE_DEV_DEBUG=false
 export CARGO_PROFILE_TEST_DEBUG=false
+# A CI machine's disk can be small (one run ran out of space building the tests): the test
+# build's binaries go without their symbol tables (a third of their size; a panic still
+# names its file and line), and clippy's and rustdoc's metadata build gets its own target
+# directory, removed once the docs are checked (about 600 MB the test build never reads).
+export CARGO_PROFILE_DEV_STRIP=symbols
+export CARGO_PROFILE_TEST_STRIP=symbols
+check_target=target/check
 mkdir -p .ci-tmp
 
-step() { printf '\n==> %s\n' "$*"; }
+free_disk() { df -Pm . | awk 'NR == 2 { print $4 " MB free" }'; }
+step() { printf '\n==> %s (%s)\n' "$*" "$(free_disk)"; }
 
 # What the tests need is installed in the background while clippy, the docs and the test
 # build compile: Debian's packages (openssl for the JWT tests' RSA keys, chromium, Node.js)
@@ -57,7 +65,10 @@ need() {
   tail -n 3 ".ci-tmp/setup-$name.log"
 }
 cleanup() {
-  local pid
+  local status=$? pid
+  if [[ $status != 0 ]]; then
+    echo "test.sh: exit $status with $(free_disk) (target: $(du -sm target 2>/dev/null | cut -f1) MB)" >&2
+  fi
   for pid in "${setup_pid[@]}"; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
   if [[ -f scripts/moto.sh ]]; then bash scripts/moto.sh stop 2>/dev/null || true; fi
 }
@@ -71,9 +82,11 @@ fi
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy -D warnings (all targets, all features)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+CARGO_TARGET_DIR=$check_target cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "cargo doc -D warnings"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
+CARGO_TARGET_DIR=$check_target RUSTDOCFLAGS="-D warnings" \
+  cargo doc --workspace --all-features --no-deps --quiet
+rm -rf "$check_target"
 step "cargo test: build (all features)"
 cargo test --workspace --all-features --no-run
 need system
@@ -91,7 +104,7 @@ if [[ "${KB_CRAWL_LAMBDA_ZIG:-0}" == 1 && -f scripts/build-lambda.sh ]]; then
   CARGO_TARGET_DIR=target/lambda-ci PROFILE=lambda-ci setsid bash scripts/build-lambda.sh \
     > .ci-tmp/lambda-build.log 2>&1 &
   lambda_pid=$!
-  trap '[[ -n "$lambda_pid" ]] && kill -- -"$lambda_pid" 2>/dev/null; cleanup' EXIT
+  trap 'cleanup; [[ -n "$lambda_pid" ]] && kill -- -"$lambda_pid" 2>/dev/null' EXIT
 fi
 
 # Two lanes run at once: most of the tests wait on their servers, moto or Chromium rather
@@ -145,7 +158,7 @@ cargo test --workspace --all-features --no-fail-fast --doc || lane1_ok=0
 step "offline example: crawl of the fixture site"
 rm -rf .ci-tmp/kb
 # The test build's example binary (all features): the same CLI, built once.
-PROFILE=dev DEMO_CARGO_FLAGS=--all-features DEMO_PORT=8766 \
+DEMO_BIN=target/debug/examples/crawl DEMO_PORT=8766 \
   bash scripts/demo.sh --out .ci-tmp/kb --json > .ci-tmp/demo.json
 python3 - <<'PY'
 import json
