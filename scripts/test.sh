@@ -145,7 +145,7 @@ lane2() {
   fi
 }
 step "lane 2 in the background: ${lane2_tests[*]}, lint-deploy, CDK (log: .ci-tmp/lane2.log)"
-export -f lane2 step
+export -f lane2 step free_disk
 # Its own process group, so that an early exit ends its cargo test and servers too.
 setsid bash -c 'set -euo pipefail; lane2 "$@"' lane2 "${lane2_tests[@]}" > .ci-tmp/lane2.log 2>&1 &
 setup_pid[lane2]=$!
