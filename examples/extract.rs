@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example extract -- --in DIR --out DIR [--threads N] [--no-main-content]
-//!     [--model FILE] [--dump-features FILE]
+//!     [--keep-hidden] [--model FILE] [--dump-features FILE]
 //! ```
 //!
 //! `--model` replaces the committed block model (`none`: the rules alone), for the
@@ -38,6 +38,9 @@ struct Args {
     /// Convert the whole page instead of its main content.
     #[arg(long)]
     no_main_content: bool,
+    /// Keep hidden text too (`ExtractOptions::keep_hidden`).
+    #[arg(long)]
+    keep_hidden: bool,
     /// Block model file to use instead of the committed one; `none` for the rules alone.
     #[arg(long)]
     model: Option<PathBuf>,
@@ -123,6 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     files.sort();
     let mut opts = ExtractOptions::default();
     opts.main_content = !args.no_main_content;
+    opts.keep_hidden = args.keep_hidden;
     // The files have no site of their own (they are read as pages of example.invalid), so
     // "same-site images only" would drop every absolute image: keep them all here.
     opts.cross_site_images = true;

@@ -1,7 +1,7 @@
 //! Tree construction from tokens: implicit closes, depth cap, dropped and hidden
 //! subtrees, and the page facts gathered on the way.
 
-use super::hidden::style_hides;
+use super::hidden::{style_hides, style_toggles};
 use super::tokenize::{decode_into, tokenize, RawAttr, Sink};
 use super::tree::{Attrs, Kind, Node, Tag, Tree, MAX_DEPTH, NONE};
 use super::ExtractOptions;
@@ -15,6 +15,7 @@ impl Tree {
             overflow: 0,
             keep_hidden: opts.keep_hidden,
             scratch: String::new(),
+            toggled: Vec::new(),
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -33,8 +34,86 @@ impl Tree {
             dead: false,
         });
         tokenize(html, &mut b);
+        reveal(&mut b.tree, &b.toggled);
         b.tree
     }
+}
+
+/// Share of the page's text a toggled-hidden element needs to be the page itself.
+const REVEAL_SHARE: f64 = 0.5;
+
+/// Shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
+/// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of its text. Pages that
+/// fade or switch their body in by script ship it so; the text a sighted reader gets is
+/// that body, not the little left outside it. Every other hidden element stays hidden and
+/// loses its subtree, as if it had never been stored.
+fn reveal(tree: &mut Tree, toggled: &[u32]) {
+    if toggled.is_empty() {
+        return;
+    }
+    let len = tree.nodes.len();
+    // Text (non-space bytes) and whether a `<main>`/`<h1>` is inside, outside elements
+    // hidden for good (those were not stored).
+    let mut text = vec![0u64; len];
+    let mut titled = vec![false; len];
+    for i in (1..len).rev() {
+        let n = &tree.nodes[i];
+        if let Kind::Text { start, end } = n.kind {
+            let t = tree.text.get(start as usize..end as usize).unwrap_or("");
+            text[i] = t.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+        }
+        titled[i] |= matches!(
+            n.kind,
+            Kind::Element {
+                tag: Tag::Main | Tag::H1,
+                ..
+            }
+        );
+        let p = n.parent as usize;
+        text[p] += text[i];
+        titled[p] |= titled[i];
+    }
+    let total = text[0].max(1) as f64;
+    for &t in toggled {
+        let t = t as usize;
+        if titled[t] && text[t] as f64 >= REVEAL_SHARE * total {
+            tree.nodes[t].hidden = false;
+        }
+    }
+    prune_hidden(tree);
+}
+
+/// Drops the subtrees of hidden elements (their element stays, childless), renumbering
+/// the nodes: the tree is the one built had they been dropped while parsing.
+fn prune_hidden(tree: &mut Tree) {
+    let len = tree.nodes.len();
+    let mut new_id = vec![NONE; len];
+    let mut kept: Vec<Node> = Vec::with_capacity(len);
+    for i in 0..len {
+        let p = tree.nodes[i].parent;
+        if i > 0 && (new_id[p as usize] == NONE || tree.nodes[p as usize].hidden) {
+            continue;
+        }
+        new_id[i] = kept.len() as u32;
+        let mut n = tree.nodes[i].clone();
+        n.parent = if i == 0 { NONE } else { new_id[p as usize] };
+        n.first_child = NONE;
+        n.last_child = NONE;
+        n.next_sibling = NONE;
+        kept.push(n);
+    }
+    // Relink children in document order.
+    for j in 1..kept.len() {
+        let p = kept[j].parent as usize;
+        let prev = kept[p].last_child;
+        kept[p].last_child = j as u32;
+        if prev == NONE {
+            kept[p].first_child = j as u32;
+        } else {
+            kept[prev as usize].next_sibling = j as u32;
+        }
+    }
+    tree.nodes = kept;
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +131,9 @@ struct Builder {
     overflow: usize,
     keep_hidden: bool,
     scratch: String,
+    /// Elements hidden only by a toggled style, stored with their subtree so [`reveal`]
+    /// can weigh them.
+    toggled: Vec<u32>,
 }
 
 fn collapse(s: &str) -> String {
@@ -276,6 +358,8 @@ impl<'a> Sink<'a> for Builder {
         let mut any = false;
         let mut hidden = false;
         let mut hidden_attr = false;
+        // Hidden by `display:none`, `visibility:hidden` or `opacity:0` alone.
+        let mut toggled = false;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -326,7 +410,11 @@ impl<'a> Sink<'a> for Builder {
             } else if n.eq_ignore_ascii_case("aria-hidden") {
                 hidden |= at.value.trim().eq_ignore_ascii_case("true");
             } else if n.eq_ignore_ascii_case("style") {
-                hidden |= style_hides(at.value);
+                if style_toggles(at.value) {
+                    toggled = true;
+                } else {
+                    hidden |= style_hides(at.value);
+                }
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
             }
         }
@@ -335,6 +423,8 @@ impl<'a> Sink<'a> for Builder {
         hidden |= hidden_attr && !(tag == Tag::Div && stream_segment(&a.id));
         // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.
         let hidden = hidden && !self.keep_hidden;
+        // Hidden only by a toggled style: kept, with its subtree, until `reveal` decides.
+        let toggled = toggled && !hidden && !self.keep_hidden && !tag.is_dropped();
         let dropped = tag.is_dropped() || hidden;
         let attrs = if any {
             self.tree.attrs.push(a);
@@ -344,7 +434,7 @@ impl<'a> Sink<'a> for Builder {
         };
         if self.stack.len() >= MAX_DEPTH && !void {
             // Flatten: the element is not stored, its content goes to the ancestor.
-            if dropped {
+            if dropped || toggled {
                 self.push_open(Open {
                     node: NONE,
                     tag,
@@ -355,7 +445,10 @@ impl<'a> Sink<'a> for Builder {
             }
             return;
         }
-        let id = self.append(Kind::Element { tag, attrs }, dropped);
+        let id = self.append(Kind::Element { tag, attrs }, dropped || toggled);
+        if toggled {
+            self.toggled.push(id);
+        }
         if !void {
             self.push_open(Open {
                 node: id,

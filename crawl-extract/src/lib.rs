@@ -28,7 +28,9 @@ pub struct ExtractOptions {
     /// Keep text hidden with `hidden`, `aria-hidden="true"` or an inline style that hides
     /// it (`display:none`, `visibility:hidden`, `opacity:0`, `font-size:0`, clipping,
     /// off-screen positioning...) (for sites that hide real content in accordions).
-    /// Default `false`: hidden text is how prompt injections ride in.
+    /// Default `false`: hidden text is how prompt injections ride in. Even then, an element
+    /// hidden only by `display`, `visibility` or `opacity` that holds the page's `<h1>` or
+    /// `<main>` and at least half of its text is kept: a body that a script fades in.
     pub keep_hidden: bool,
     /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,
