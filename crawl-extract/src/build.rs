@@ -409,11 +409,11 @@ impl<'a> Sink<'a> for Builder {
                 hidden_attr = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {
                 hidden |= at.value.trim().eq_ignore_ascii_case("true");
-            } else if n.eq_ignore_ascii_case("style") {
+            } else if n.eq_ignore_ascii_case("style") && style_hides(at.value) {
                 if style_toggles(at.value) {
                     toggled = true;
                 } else {
-                    hidden |= style_hides(at.value);
+                    hidden = true;
                 }
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
             }

@@ -101,13 +101,11 @@ pub(crate) fn style_hides(style: &str) -> bool {
         || (overflow_hidden && (height.is_some_and(|h| h <= 0.0) || (tiny(width) && tiny(height))))
 }
 
-/// `true` when `style` hides only by the properties a script flips to show an element
-/// (`display:none`, `visibility:hidden`, `opacity:0`): a state, not a way to hide text for
-/// good (font-size 0, transparent colour, clipping, off-screen or 1px boxes are).
+/// For a `style` that [`style_hides`]: `true` when it hides only by the properties a script
+/// flips to show an element (`display:none`, `visibility:hidden`, `opacity:0`): a state,
+/// not a way to hide text for good (font-size 0, transparent colour, clipping, off-screen or
+/// 1px boxes are).
 pub(crate) fn style_toggles(style: &str) -> bool {
-    if !style_hides(style) {
-        return false;
-    }
     let rest: Vec<&str> = style
         .split(';')
         .filter(|d| {
