@@ -131,6 +131,8 @@ pub(crate) struct Md<'t> {
     links: Vec<Option<String>>,
     /// Open inline code elements (emphasis inside code is literal).
     code: usize,
+    /// Open headings (a link inside one to a fragment of the page is a back-reference).
+    heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
     /// opener is written lazily before the first content, so empty elements leave
     /// nothing and spaces stay outside the markers. `None` = not written yet.
@@ -212,6 +214,7 @@ impl<'t> Md<'t> {
             saved: Vec::new(),
             links: Vec::new(),
             code: 0,
+            heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
         }
@@ -378,7 +381,9 @@ impl<'t> Md<'t> {
         for w in t.split_whitespace() {
             let line_start = self.at_line_start || self.pending_nl > 0;
             self.flush();
-            if line_start && needs_escape(w) {
+            // In a heading only a run of `#` could be read as syntax (its closing
+            // sequence): "# 10. Full Grammar" is not a list.
+            if line_start && needs_escape(w) && (self.heading == 0 || w.starts_with('#')) {
                 let d = w.bytes().take_while(u8::is_ascii_digit).count();
                 self.out.push_str(&w[..d]);
                 self.out.push('\\');
@@ -412,6 +417,7 @@ impl<'t> Md<'t> {
         self.saved.push((self.prefix.len(), self.out.len()));
         match tag {
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
+                self.heading += 1;
                 self.block(2);
                 if !self.inline_only {
                     let level = match tag {
@@ -515,10 +521,12 @@ impl<'t> Md<'t> {
                 return false;
             }
             Tag::A if self.opts.links_in_markdown => {
-                // Inside `<pre>` a link is part of the code: its text only.
+                // Inside `<pre>` a link is part of the code: its text only. So is a
+                // heading's link to a fragment of the page (docutils' back-reference to
+                // the table of contents): the heading is a title, not a link.
                 let href = attrs
                     .and_then(|a| a.href.as_deref())
-                    .filter(|_| self.pre == 0)
+                    .filter(|h| self.pre == 0 && !(self.heading > 0 && h.starts_with('#')))
                     .and_then(|h| resolve(self.base, h))
                     .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));
@@ -632,6 +640,7 @@ impl<'t> Md<'t> {
                 }
             }
             t if t.is_heading() => {
+                self.heading = self.heading.saturating_sub(1);
                 self.pending_marker = None;
                 self.block(2);
             }
@@ -658,6 +667,8 @@ impl<'t> Md<'t> {
         for i in table + 1..end {
             match tree.tag(i) {
                 Some(Tag::Ul | Tag::Ol) => lists = true,
+                // An indented list (docutils wraps it in a blockquote) is a list in a cell.
+                Some(Tag::Blockquote) if only_a_list(tree, i) => {}
                 Some(Tag::Table | Tag::H1 | Tag::H2 | Tag::H3 | Tag::Pre | Tag::Blockquote) => {
                     return false
                 }
@@ -717,6 +728,27 @@ impl<'t> Md<'t> {
         m.inline_only = true;
         m.run(c);
         m.out.trim().replace('\n', " ")
+    }
+}
+
+/// Whether `n` holds one list and nothing else, through wrappers of one element
+/// (`<blockquote><div><ul>`).
+fn only_a_list(tree: &Tree, n: u32) -> bool {
+    let mut x = n;
+    loop {
+        let mut only = None;
+        for c in tree.children(x) {
+            match tree.nodes[c as usize].kind {
+                Kind::Text { .. } if tree.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
+                Kind::Element { .. } if only.is_none() => only = Some(c),
+                _ => return false,
+            }
+        }
+        match only.and_then(|c| tree.tag(c).map(|t| (c, t))) {
+            Some((_, Tag::Ul | Tag::Ol)) => return true,
+            Some((c, Tag::Div)) => x = c,
+            _ => return false,
+        }
     }
 }
 

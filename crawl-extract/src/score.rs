@@ -520,7 +520,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 ptext[i] = raw[i];
             }
         }
-        if tree.tag(i as u32) == Some(Tag::A) {
+        if tree.tag(i as u32) == Some(Tag::A) && !heading_backref(tree, i as u32) {
             link[i] = text[i];
             anchors[i] = u32::from(text[i] > 0);
         }
@@ -790,10 +790,16 @@ fn starts_with_heading(tree: &Tree, n: u32) -> bool {
     first_element(tree, n).is_some_and(|i| tree.tag(i).is_some_and(Tag::is_heading))
 }
 
-/// Whether `n` is, or opens with, a table or a list: the index or table of contents a
-/// title names (Sphinx's `div.toctree-wrapper > ul` under a chapter's `<h1>`).
+/// Whether `n` is, or opens with, a table, a list or a code block: the index, table of
+/// contents or listing a title names (Sphinx's `div.toctree-wrapper > ul` under a
+/// chapter's `<h1>`, a grammar's `div.highlight > pre`).
 fn starts_with_list(tree: &Tree, n: u32) -> bool {
-    let list = |i: u32| matches!(tree.tag(i), Some(Tag::Table | Tag::Ul | Tag::Ol | Tag::Dl));
+    let list = |i: u32| {
+        matches!(
+            tree.tag(i),
+            Some(Tag::Table | Tag::Ul | Tag::Ol | Tag::Dl | Tag::Pre)
+        )
+    };
     list(n) || first_element(tree, n).is_some_and(list)
 }
 
@@ -874,7 +880,8 @@ fn article_body(tree: &Tree, removed: &[bool], good: &[f64]) -> Option<u32> {
 /// Paragraph text (outside links) the paragraph before a list needs to introduce it.
 const LIST_INTRO_MIN: u32 = 40;
 
-/// Lists (`ul`, `ol`, `dl`) whose previous element sibling is a kept paragraph of prose.
+/// Lists (`ul`, `ol`, `dl`) and tables whose previous element sibling is a kept paragraph
+/// of prose ("the following modules are deprecated:" above a grid of module links).
 fn lists_after_prose(
     tree: &Tree,
     removed: &[bool],
@@ -894,8 +901,10 @@ fn lists_after_prose(
         let prev = last_el[p];
         last_el[p] = i as u32;
         let list = |t: Option<Tag>| matches!(t, Some(Tag::Ul | Tag::Ol | Tag::Dl));
-        // The list itself, or a wrapper opening with it (Sphinx's `div.toctree-wrapper`).
+        // The list itself, a grid (a one-cell table is a box: a call to action, a table of
+        // contents), or a wrapper opening with a list (Sphinx's `div.toctree-wrapper`).
         let is_list = list(Some(tag))
+            || tag == Tag::Table && is_grid(tree, i as u32)
             || tag == Tag::Div && first_element(tree, i as u32).is_some_and(|f| list(tree.tag(f)));
         if !is_list || prev == NONE {
             continue;
@@ -909,6 +918,41 @@ fn lists_after_prose(
                 || own > 0 && ends_with_colon(tree, prev));
     }
     out
+}
+
+/// Whether the link `a` is a heading's link to a fragment of the page (docutils'
+/// back-reference to the table of contents, a permalink): part of a title, not a menu.
+fn heading_backref(tree: &Tree, a: u32) -> bool {
+    if !tree
+        .attrs(a)
+        .and_then(|x| x.href.as_deref())
+        .is_some_and(|h| h.starts_with('#'))
+    {
+        return false;
+    }
+    let mut p = tree.nodes[a as usize].parent;
+    for _ in 0..3 {
+        match tree.tag(p) {
+            Some(t) if t.is_heading() => return true,
+            Some(_) => p = tree.nodes[p as usize].parent,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Whether `table` has at least two rows of at least two cells.
+fn is_grid(tree: &Tree, table: u32) -> bool {
+    let end = super::markdown::subtree_end(tree, table);
+    let cells = |r: u32| {
+        tree.children(r)
+            .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)))
+            .count()
+    };
+    (table + 1..end)
+        .filter(|&i| tree.tag(i) == Some(Tag::Tr) && cells(i) >= 2)
+        .nth(1)
+        .is_some()
 }
 
 /// Divs whose own text (their text children) is long and broken by line breaks: at

@@ -460,3 +460,115 @@ fn titled_sections_side_by_side_are_all_kept() {
     );
     assert!(!m.contains("Section a"), "{m}");
 }
+
+/// docutils indents a list inside a table cell by wrapping it in `<blockquote><div>`
+/// (`sys.thread_info`'s "Name of the thread implementation:" cell): it is a list in a cell,
+/// and the table stays a table. The blockquote made it read as a layout, flattened to
+/// paragraphs.
+#[test]
+fn a_table_whose_cells_hold_indented_lists_stays_a_table() {
+    let m = whole(
+        "<table class='docutils align-default'><thead><tr><th><p>Attribute</p></th>\
+         <th><p>Explanation</p></th></tr></thead><tbody>\
+         <tr><td><p><code>name</code></p></td><td><p>Name of the thread implementation:</p>\
+         <blockquote><div><ul class='simple'><li><p><code>'nt'</code>: Windows threads</p></li>\
+         <li><p><code>'pthread'</code>: POSIX threads</p></li></ul></div></blockquote></td></tr>\
+         <tr><td><p><code>version</code></p></td><td><p>Name and version.</p></td></tr>\
+         </tbody></table>",
+    );
+    assert_eq!(
+        m,
+        "| Attribute | Explanation |\n|---|---|\n| `name` | Name of the thread implementation:\
+         <br> `'nt'`: Windows threads<br> `'pthread'`: POSIX threads |\n\
+         | `version` | Name and version. |\n"
+    );
+    // A quotation in a cell is still prose laid out in a table, not data.
+    let m = whole(
+        "<table><tr><td>alice</td><td><blockquote><p>quoted</p></blockquote><p>reply</p></td>\
+         </tr><tr><td>bob</td><td><p>more</p></td></tr></table>",
+    );
+    assert!(!m.contains('|'), "{m}");
+}
+
+/// A grid of links announced by a paragraph ("PEP 594 led to the deprecations of the
+/// following modules:" above a table of 19 module links, no header row) is part of the
+/// text like a list so introduced; it was dropped as a link-dense menu. A one-cell box of
+/// links after a paragraph (a call to action, a table of contents) is not a grid.
+#[test]
+fn a_grid_of_links_introduced_by_a_paragraph_is_kept() {
+    let cell =
+        |m: &str| format!("<td><p><a href='../library/{m}.html'><code>{m}</code></a></p></td>");
+    let row = |ms: &[&str]| {
+        format!(
+            "<tr>{}</tr>",
+            ms.iter().map(|m| cell(m)).collect::<String>()
+        )
+    };
+    let html = sphinx(&format!(
+        "<section><h1>What's New In Python 3.11</h1>{}<h2>Deprecated</h2><p>\
+         <a href='https://peps.example/594'><strong>PEP 594</strong></a> led to the \
+         deprecations of the following modules slated for removal in Python 3.13:</p>\
+         <table class='docutils align-default'><tbody>{}{}</tbody></table><p>Read the <a href='/guide'>full guide to the release</a>:</p>\
+         <table><tr><td><a href='/a'>Talk to us</a> <a href='/b'>Book a demo</a></td></tr></table>\
+         {}</section>",
+        para("This article explains the new features in Python 3.11.", 8),
+        row(&["aifc", "chunk", "msilib"]),
+        row(&["audioop", "crypt", "nis"]),
+        para("The removed modules are listed in the porting notes.", 6),
+    ));
+    let m = md(&html);
+    assert!(
+        m.contains("| [`aifc`](https://docs.example.com/library/aifc.html) |"),
+        "{m}"
+    );
+    assert!(m.contains("[`nis`]"), "{m}");
+    assert!(!m.contains("Book a demo"), "{m}");
+}
+
+/// A page whose body is one code block under its title (a grammar specification:
+/// `<h1>`, an introduction, then `div.highlight > pre`): the title and the introduction are
+/// kept; selection used to descend into the code block.
+#[test]
+fn a_code_block_under_the_page_title_keeps_the_title() {
+    let rules: String = (0..60)
+        .map(|i| format!("rule_{i}: expression_{i} | other_{i}\n"))
+        .collect();
+    let html = sphinx(&format!(
+        "<section id='full-grammar-specification'><h1>10. Full Grammar specification</h1>\
+         <p>This is the full Python grammar, derived directly from the grammar used to \
+         generate the CPython parser.</p><div class='highlight-peg notranslate'>\
+         <div class='highlight'><pre>{rules}</pre></div></div></section>"
+    ));
+    let m = md(&html);
+    assert!(m.starts_with("# 10. Full Grammar specification\n"), "{m}");
+    assert!(m.contains("This is the full Python grammar"), "{m}");
+    assert!(m.contains("```peg\nrule_0: expression_0"), "{m}");
+}
+
+/// docutils links each heading to its entry in the page's table of contents
+/// (`<a class="toc-backref" href="#id2">`). The heading is a title, not a link: it renders
+/// as text, and a section holding only its heading is not a link-dense menu (the FAQ's
+/// "General GUI Questions" went, with the level it opens).
+#[test]
+fn a_headings_back_reference_is_part_of_the_title() {
+    let html = sphinx(&format!(
+        "<section id='gui-faq'><h1><a class='toc-backref' href='#id1'>GUI FAQ</a>\
+         <a class='headerlink' href='#gui-faq'>¶</a></h1>\
+         <section id='general'><h2><a class='toc-backref' href='#id2' role='doc-backlink'>\
+         General GUI Questions</a></h2></section>\
+         <section id='toolkits'><h2><a class='toc-backref' href='#id3'>What GUI toolkits exist?\
+         </a></h2>{}</section></section>",
+        para("Standard builds of Python include an interface to Tk.", 8)
+    ));
+    let m = md(&html);
+    assert!(
+        m.starts_with("# GUI FAQ\n\n## General GUI Questions\n\n## What GUI toolkits exist?\n"),
+        "{m}"
+    );
+    // A heading linking elsewhere keeps its link.
+    let m = whole("<h2><a href='/posts/one'>First post</a></h2><p>Text.</p>");
+    assert!(
+        m.contains("## [First post](https://docs.example.com/posts/one)"),
+        "{m}"
+    );
+}
