@@ -40,6 +40,9 @@ const ITEM_LINK_SHARE: f64 = 0.2;
 /// Listing-item text outside the best child that stops the descent (bytes, share).
 const ITEMS_LEFT_MIN: f64 = 200.0;
 const ITEMS_LEFT_SHARE: f64 = 0.4;
+/// Content (weighted bytes) under which a choice outside a `<main>` holding an `<h1>` is
+/// scraps, and the landmark is taken instead.
+const SCRAPS_MAX: f64 = 500.0;
 /// Share of the page's content its `<main>` landmark needs to be where selection starts.
 const MAIN_MIN_SHARE: f64 = 0.2;
 /// Sibling merge: minimum text of a like sibling, its maximum share of link text, and
@@ -722,6 +725,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             break;
         }
         cur = best;
+    }
+    // Scraps chosen outside a titled landmark: when `<main>` holds an `<h1>` but little
+    // else (an empty chapter, an index of links removed as a menu), the descent from the
+    // page finds a help overlay or a footer. The landmark is the page.
+    if let Some(m) = main_landmark(tree, &removed) {
+        if kept_h1[m as usize] && !is_descendant(tree, cur, m) && good[cur as usize] < SCRAPS_MAX {
+            cur = m;
+        }
     }
     let root = with_lead(tree, cur, &mut removed, &text, &link, &ptext, &items);
     Selection { root, removed }

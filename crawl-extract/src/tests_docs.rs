@@ -572,3 +572,33 @@ fn a_headings_back_reference_is_part_of_the_title() {
         "{m}"
     );
 }
+
+/// An empty chapter (mdBook: `<main>` holding the chapter's `<h1>` and nothing else; a
+/// Sphinx letters page whose links all go as a menu): the descent from the page used to
+/// find the keyboard-help overlay or the footer. Scraps outside a `<main>` that holds an
+/// `<h1>` give way to the landmark; a real body outside it (a site whose `<main>` holds only
+/// the article's header) does not.
+#[test]
+fn an_empty_chapter_is_its_title_not_the_help_overlay() {
+    let page = |outside: &str| {
+        format!(
+            "<html><body><div id='mdbook-help-container'><div id='mdbook-help-popup'>\
+             <h2 class='mdbook-help-title'>Keyboard shortcuts</h2><div><p>Press <kbd>←</kbd> \
+             or <kbd>→</kbd> to navigate between chapters</p><p>Press <kbd>S</kbd> to search \
+             in the book</p></div></div></div><nav id='sidebar' class='sidebar'><ol>\
+             <li><a href='intro.html'>Introduction</a></li><li><a href='lexical.html'>Lexical \
+             structure</a></li><li><a href='tokens.html'>Tokens</a></li></ol></nav>\
+             <div id='page-wrapper'><div id='menu-bar'><h1 class='menu-title'>The Reference</h1>\
+             </div><div id='content'><main><h1 id='lexical-structure'><a class='header' \
+             href='#lexical-structure'>Lexical structure</a></h1></main>{outside}</div></div>\
+             </body></html>"
+        )
+    };
+    assert_eq!(md(&page("")), "# Lexical structure\n");
+    let body = para(
+        "The article's body is written here, outside the landmark.",
+        20,
+    );
+    let m = md(&page(&format!("<div class='article-body'>{body}</div>")));
+    assert!(m.contains("The article's body is written here"), "{m}");
+}
