@@ -561,7 +561,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
         let p = tree.nodes[i].parent as usize;
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
-        in_data_table[i] = in_data_table[p] || tree.tag(i as u32) == Some(Tag::Table) && headed[i];
+        in_data_table[i] = in_data_table[p]
+            || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
@@ -950,6 +951,28 @@ fn heading_backref(tree: &Tree, a: u32) -> bool {
         }
     }
     false
+}
+
+/// `n` if it is a table, or the table `n` wraps and nothing else, through `div`s of one
+/// element (mdBook's `div.table-wrapper`, scrolling boxes).
+fn sole_table(tree: &Tree, n: u32) -> Option<u32> {
+    let mut x = n;
+    loop {
+        match tree.tag(x)? {
+            Tag::Table => return Some(x),
+            Tag::Div => {}
+            _ => return None,
+        }
+        let mut only = None;
+        for c in tree.children(x) {
+            match tree.nodes[c as usize].kind {
+                Kind::Text { .. } if tree.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
+                Kind::Element { .. } if only.is_none() => only = Some(c),
+                _ => return None,
+            }
+        }
+        x = only?;
+    }
 }
 
 /// Whether `table` has at least two rows of at least two cells.

@@ -602,3 +602,35 @@ fn an_empty_chapter_is_its_title_not_the_help_overlay() {
     let m = md(&page(&format!("<div class='article-body'>{body}</div>")));
     assert!(m.contains("The article's body is written here"), "{m}");
 }
+
+/// mdBook wraps every table in `div.table-wrapper`. A table with a header row is data
+/// however link-dense (R10), but the wrapper was weighed first and went as a menu, table and
+/// all (Cargo's "Command | Default Profile"). A wrapper holding only a headed table is the
+/// table; a menu laid out in a wrapped table has no header and still goes.
+#[test]
+fn a_wrapped_table_with_a_header_row_is_kept() {
+    let rows: String = ["run", "build", "test", "bench", "install"]
+        .iter()
+        .map(|c| {
+            format!(
+                "<tr><td><a href='../commands/cargo-{c}.html'><code>cargo {c}</code></a></td>\
+                 <td><a href='#{c}'><code>{c}</code> profile</a></td></tr>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav id='sidebar'><ol><li><a href='a.html'>Guide</a></li>\
+         <li><a href='b.html'>Reference</a></li></ol></nav><main><h1>Profiles</h1>{}\
+         <p>The profile used depends on the command. The default profile if none is \
+         specified is:</p><div class='table-wrapper'><table><thead><tr><th>Command</th>\
+         <th>Default Profile</th></tr></thead><tbody>{rows}</tbody></table></div>{}\
+         <div class='table-wrapper'><table><tr><td><a href='/p'>Previous</a></td>\
+         <td><a href='/n'>Next</a></td></tr></table></div></main></body></html>",
+        para("Profiles provide a way to alter the compiler settings.", 6),
+        para("Profile settings can be changed in the manifest.", 6),
+    );
+    let m = md(&html);
+    assert!(m.contains("| Command | Default Profile |"), "{m}");
+    assert!(m.contains("[`cargo install`]"), "{m}");
+    assert!(!m.contains("[Next]"), "{m}");
+}
