@@ -714,6 +714,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // A titled document of flat sections (rustdoc: `<h2>Implementations</h2><div>…</div>
+        // <h2>Trait Implementations</h2><div>…</div>` under the item's `<h1>`): the chosen
+        // child is one section's body, the heading before it its title, and other titled
+        // sections sit beside it: stay, or the title, the declaration and the other sections go.
+        if kept_h1[cur as usize] && titles_flat_sections(tree, cur, best, &removed, &text) {
+            break;
+        }
         // Titled documents side by side (Sphinx gives each module of a page its own
         // `<section>` under an `<h1>`: `curses`, then `curses.textpad`): stay, or all but
         // the largest go.
@@ -731,7 +738,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // else (an empty chapter, an index of links removed as a menu), the descent from the
     // page finds a help overlay or a footer. The landmark is the page.
     if let Some(m) = main_landmark(tree, &removed) {
-        if kept_h1[m as usize] && !is_descendant(tree, cur, m) && good[cur as usize] < SCRAPS_MAX {
+        // A `<template>` in it is a placeholder a script fills from outside (React's
+        // streamed segments): what lies outside is then the landmark's own content.
+        let end = super::markdown::subtree_end(tree, m);
+        if kept_h1[m as usize]
+            && !is_descendant(tree, cur, m)
+            && good[cur as usize] < SCRAPS_MAX
+            && !(m + 1..end).any(|i| tree.tag(i) == Some(Tag::Template))
+        {
             cur = m;
         }
     }
@@ -779,6 +793,31 @@ fn with_lead(
         }
     }
     parent
+}
+
+/// Whether `best`, a child of `cur`, follows a heading (h2–h6) and `cur` has another
+/// heading child with text: `best` is the body of one of `cur`'s flat sections.
+fn titles_flat_sections(tree: &Tree, cur: u32, best: u32, removed: &[bool], text: &[u32]) -> bool {
+    let titled = |c: u32| {
+        !removed[c as usize]
+            && text[c as usize] > 0
+            && tree.tag(c).is_some_and(|t| t.is_heading() && t != Tag::H1)
+    };
+    let mut prev = NONE;
+    let mut own_title = NONE;
+    let mut others = 0;
+    for c in tree.children(cur) {
+        if tree.tag(c).is_none() {
+            continue;
+        }
+        if c == best {
+            own_title = prev;
+        } else if titled(c) {
+            others += 1;
+        }
+        prev = c;
+    }
+    own_title != NONE && titled(own_title) && others >= 2
 }
 
 /// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).

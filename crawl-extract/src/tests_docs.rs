@@ -634,3 +634,71 @@ fn a_wrapped_table_with_a_header_row_is_kept() {
     assert!(m.contains("[`cargo install`]"), "{m}");
     assert!(!m.contains("[Next]"), "{m}");
 }
+
+/// rustdoc lays an item's page out flat under its header: `div.main-heading` (the `<h1>`),
+/// the declaration, the description, then `<h2>Implementations</h2><div>…</div><h2>Trait
+/// Implementations</h2><div>…</div>`. The methods' list held most of the text, so selection
+/// descended into it and kept only the description beside it: the `<h1>`, the declaration,
+/// the section titles and the trait implementations went.
+#[test]
+fn a_titled_document_of_flat_sections_keeps_all_of_them() {
+    let methods: String = [
+        "open",
+        "create",
+        "sync_all",
+        "sync_data",
+        "set_len",
+        "metadata",
+    ]
+    .iter()
+    .map(|m| {
+        format!(
+            "<details class='toggle method-toggle' open><summary><section id='method.{m}' \
+                 class='method'><h4 class='code-header'>pub fn <a href='#method.{m}' \
+                 class='fn'>{m}</a>(&amp;self) -&gt; <a href='../io/type.Result.html'>Result\
+                 </a></h4></section></summary><div class='docblock'><p>Calls {m} on the \
+                 file, waiting until the operating system has finished the whole of it and \
+                 returning any error it reports to the caller.</p></div></details>"
+        )
+    })
+    .collect();
+    let html = format!(
+        "<html><body><nav class='sidebar'><ul><li><a href='#method.open'>open</a></li>\
+         <li><a href='#method.create'>create</a></li></ul></nav><main><div class='width-limiter'>\
+         <section id='main-content' class='content'><div class='main-heading'>\
+         <div class='rustdoc-breadcrumbs'><a href='../index.html'>std</a>::<a href='index.html'>\
+         fs</a></div><h1>Struct <span class='struct'>File</span></h1><span class='sub-heading'>\
+         <a class='src' href='../../src/std/fs.rs.html'>Source</a></span></div>\
+         <pre class='rust item-decl'><code>pub struct File {{ /* private fields */ }}</code></pre>\
+         <details class='toggle top-doc' open><summary class='hideme'><span>Expand description\
+         </span></summary><div class='docblock'><p>An object providing access to an open file \
+         on the filesystem.</p></div></details>\
+         <h2 id='implementations' class='section-header'>Implementations<a href='#implementations' \
+         class='anchor'>§</a></h2><div id='implementations-list'><details class='toggle \
+         implementors-toggle' open><summary><section id='impl-File' class='impl'>\
+         <h3 class='code-header'>impl File</h3></section></summary><div class='impl-items'>\
+         {methods}</div></details></div>\
+         <h2 id='trait-implementations' class='section-header'>Trait Implementations\
+         <a href='#trait-implementations' class='anchor'>§</a></h2>\
+         <div id='trait-implementations-list'><section id='impl-Debug-for-File' class='impl'>\
+         <h3 class='code-header'>impl Debug for File</h3></section><div class='docblock'><p>\
+         Formats the value using the given formatter.</p></div></div>\
+         <h2 id='synthetic-implementations' class='section-header'>Auto Trait Implementations\
+         </h2><div id='synthetic-implementations-list'><section class='impl'>\
+         <h3 class='code-header'>impl Send for File</h3></section></div>\
+         </section></div></main></body></html>"
+    );
+    let m = md(&html);
+    for kept in [
+        "# Struct File",
+        "pub struct File",
+        "An object providing access",
+        "## Implementations",
+        "#### pub fn sync_all(&self)",
+        "## Trait Implementations",
+        "### impl Debug for File",
+        "## Auto Trait Implementations",
+    ] {
+        assert!(m.contains(kept), "{kept}: {m}");
+    }
+}
