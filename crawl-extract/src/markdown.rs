@@ -664,9 +664,11 @@ impl<'t> Md<'t> {
         let end = subtree_end(tree, table);
         let mut rows: Vec<u32> = Vec::new();
         let mut lists = false;
+        let mut th = false;
         for i in table + 1..end {
             match tree.tag(i) {
                 Some(Tag::Ul | Tag::Ol) => lists = true,
+                Some(Tag::Th) => th = true,
                 // An indented list (docutils wraps it in a blockquote) is a list in a cell.
                 Some(Tag::Blockquote) if only_a_list(tree, i) => {}
                 Some(Tag::Table | Tag::H1 | Tag::H2 | Tag::H3 | Tag::Pre | Tag::Blockquote) => {
@@ -686,8 +688,10 @@ impl<'t> Md<'t> {
             .filter(|c: &Vec<u32>| !c.is_empty())
             .collect();
         let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
-        // One row of lists is a layout in columns (an index page), not data.
-        if cols < 2 || (lists && cells.len() < 2) {
+        // One row of lists is a layout in columns (an index page), not data. One column
+        // is a layout too, unless a header cell names it (DocBook's function tables:
+        // "Function / Description / Example(s)" over one entry a row).
+        if (cols < 2 && !(th && cells.len() >= 2)) || (lists && cells.len() < 2) {
             return false;
         }
         let mut text_rows: Vec<Vec<String>> = Vec::with_capacity(cells.len());

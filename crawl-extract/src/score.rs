@@ -645,6 +645,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         return Selection { root: b, removed };
     }
     loop {
+        // A table with a header row is data: the unit, not a layout to enter (its rows
+        // would come out as paragraphs).
+        if tree.tag(cur) == Some(Tag::Table) && headed[cur as usize] {
+            break;
+        }
         let mut by_share = true;
         let mut best = NONE;
         let mut best_v = 0.0;
@@ -721,6 +726,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         if kept_h1[cur as usize] && titles_flat_sections(tree, cur, best, &removed, &text) {
             break;
         }
+        // A data table (a header row) under a caption, with prose beside it (DocBook's
+        // `div.table > p.title + div.table-contents > table` between a page's title,
+        // introduction and notes): the table is part of the text, not the page.
+        if kept_p[cur as usize] - kept_p[best as usize] >= TABLE_PROSE_MIN
+            && holds_data_table(tree, best, &headed, &good)
+        {
+            break;
+        }
         // Titled documents side by side (Sphinx gives each module of a page its own
         // `<section>` under an `<h1>`: `curses`, then `curses.textpad`): stay, or all but
         // the largest go.
@@ -731,6 +744,28 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 .any(|c| c != best && !removed[c as usize] && kept_p[c as usize] > 0.0 && titled(c))
         {
             break;
+        }
+        // The same for sections of any level, three or more of them (DocBook's
+        // `div.refsect1`s, each under an `<h2>`: Description, Parameters, Examples,
+        // Compatibility): a section holding most of the text is one of the document's.
+        let level = |n: u32| {
+            first_element(tree, n)
+                .and_then(|f| tree.tag(f))
+                .filter(|t| t.is_heading())
+        };
+        if let Some(l) = level(best) {
+            let like = tree
+                .children(cur)
+                .filter(|&c| {
+                    c != best
+                        && !removed[c as usize]
+                        && kept_p[c as usize] > 0.0
+                        && level(c) == Some(l)
+                })
+                .count();
+            if like >= 2 {
+                break;
+            }
         }
         cur = best;
     }
@@ -818,6 +853,19 @@ fn titles_flat_sections(tree: &Tree, cur: u32, best: u32, removed: &[bool], text
         prev = c;
     }
     own_title != NONE && titled(own_title) && others >= 2
+}
+
+/// Paragraph text (bytes) beside a chosen data table that keeps the descent out of it.
+const TABLE_PROSE_MIN: f64 = 100.0;
+
+/// Whether most of `n`'s content is one table with a header row (a captioned table).
+fn holds_data_table(tree: &Tree, n: u32, headed: &[bool], good: &[f64]) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    (n..end).any(|i| {
+        tree.tag(i) == Some(Tag::Table)
+            && headed[i as usize]
+            && good[i as usize] >= 0.7 * good[n as usize]
+    })
 }
 
 /// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).

@@ -702,3 +702,99 @@ fn a_titled_document_of_flat_sections_keeps_all_of_them() {
         assert!(m.contains(kept), "{kept}: {m}");
     }
 }
+
+/// A DocBook reference page (PostgreSQL's `sql-select.html`): the name, the synopsis and
+/// `div.refsect1` sections under `<h2>`s, no `<h1>`. "Parameters" held most of the text, so
+/// the descent took it (with the sections before it as its lead) and dropped "Examples" and
+/// "Compatibility". Three or more sections titled at the same level are the document's.
+#[test]
+fn sections_titled_at_one_level_are_all_kept() {
+    let section = |t: &str, body: &str| format!("<div class='refsect1'><h2>{t}</h2>{body}</div>");
+    let html = format!(
+        "<html><body><div class='navheader'><table><tr><td><a href='prev.html'>Prev</a></td>\
+         <td><a href='next.html'>Next</a></td></tr></table></div><div class='refentry'>\
+         <div class='refnamediv'><h2>SELECT</h2><p>SELECT — retrieve rows from a table</p></div>\
+         {}{}{}{}</div><div class='navfooter'><a href='index.html'>Home</a></div></body></html>",
+        section(
+            "Description",
+            &para("SELECT retrieves rows from zero or more tables.", 3)
+        ),
+        section(
+            "Parameters",
+            &para(
+                "The WITH clause allows you to specify subqueries by name.",
+                40
+            )
+        ),
+        section(
+            "Examples",
+            &para("To join the table films with the table distributors.", 3)
+        ),
+        section(
+            "Compatibility",
+            &para("The SELECT statement is compatible with the standard.", 3)
+        ),
+    );
+    let m = md(&html);
+    for kept in [
+        "## Description",
+        "## Parameters",
+        "## Examples",
+        "## Compatibility",
+    ] {
+        assert!(m.contains(kept), "{kept}: {m}");
+    }
+    assert!(!m.contains("[Prev]"), "{m}");
+}
+
+/// A DocBook table page (PostgreSQL's system catalogs and function tables): the title,
+/// an introduction, then `div.table > p.title + div.table-contents > table`, one column
+/// under a header cell ("Column Type Description"), then notes. The descent entered the
+/// table, which then held most of the text: the title, the introduction and the notes
+/// went, and its rows came out as paragraphs. A data table with prose beside it is part
+/// of the text; entered alone it stays the unit; one column under a header cell is a table.
+#[test]
+fn a_captioned_data_table_stays_a_table_beside_its_text() {
+    let rows: String = (0..30)
+        .map(|i| {
+            format!(
+                "<tr><td class='catalog_table_entry'><p class='column_definition'>\
+                 <code class='structfield'>col{i}</code> <code class='type'>oid</code></p>\
+                 <p>The column number {i} of the catalog</p></td></tr>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class='navheader'><table><tr><td><a href='p.html'>Prev</a></td>\
+         <td><a href='n.html'>Next</a></td></tr></table></div><div class='sect1'>\
+         <div class='titlepage'><div><div><h2 class='title'>53.52. pg_trigger</h2></div></div>\
+         </div><p>The catalog <code>pg_trigger</code> stores triggers on tables and views. \
+         See CREATE TRIGGER for more information.</p><div class='table'><p class='title'>\
+         <strong>Table 53.52. pg_trigger Columns</strong></p><div class='table-contents'>\
+         <table class='table' border='1'><thead><tr><th class='catalog_table_entry'>\
+         <p class='column_definition'>Column Type</p><p>Description</p></th></tr></thead>\
+         <tbody>{rows}</tbody></table></div></div><p>Currently, column-specific triggering is \
+         supported only for UPDATE events, and so tgattr is relevant only for that event \
+         type.</p></div></body></html>"
+    );
+    let m = md(&html);
+    assert!(m.starts_with("## 53.52. pg_trigger\n"), "{m}");
+    assert!(m.contains("stores triggers on tables"), "{m}");
+    assert!(
+        m.contains("| Column Type Description |\n|---|\n| `col0` `oid` The column"),
+        "{m}"
+    );
+    assert!(m.contains("Currently, column-specific triggering"), "{m}");
+    // Alone on its page, a data table is still rendered as one.
+    let m = md(&format!(
+        "<html><body><div><table><thead><tr><th>Key Word</th><th>Status</th></tr></thead>\
+         <tbody>{}</tbody></table></div><div><a href='/'>Home</a></div></body></html>",
+        (0..40)
+            .map(|i| format!("<tr><td><code>WORD{i}</code></td><td>non-reserved</td></tr>"))
+            .collect::<String>()
+    ));
+    assert!(
+        m.starts_with("| Key Word | Status |\n|---|---|\n| `WORD0` | non-reserved |"),
+        "{m}"
+    );
+}
