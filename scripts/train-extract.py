@@ -280,6 +280,11 @@ def main():
     )
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument(
+        "--caps",
+        default="0.05,0.1,0.15,0.2,0.3,0.5,1.0",
+        help="drop-only: the caps tried (largest share of a page's kept text dropped)",
+    )
+    ap.add_argument(
         "--inner-folds",
         type=int,
         default=4,
@@ -441,7 +446,7 @@ def fit_drop(a, X, y, w, page, ntok, match, pages, train, holdout, out):
     tr_groups = [g for g in sorted(set(group[tr_pages])) if (tr_pages & (group == g)).sum() >= 5]
     best = (0.0, -np.inf, 0.0)
     for drop in [x / 4 for x in range(-24, 9)]:
-        for cap in CAPS:
+        for cap in [float(c) for c in a.caps.split(",")]:
             keep, _ = keep_of(z_oof, drop, cap)
             d = page_f1(keep.astype(float), page, ntok, match, truth_len, npg) - rules
             worst = min(d[tr_pages & (group == g)].mean() for g in tr_groups)
@@ -468,10 +473,6 @@ def fit_drop(a, X, y, w, page, ntok, match, pages, train, holdout, out):
     )
     model.write(out, FEATURES, drop, np.inf, note, cap)
     return rules, fall, dropped
-
-
-# Largest shares of a page's kept text the model may drop, tried by `fit_drop`.
-CAPS = [0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0]
 
 
 def fit_add(a, X, y, w, page, ntok, match, pages, train, holdout, out):
