@@ -5,6 +5,8 @@
         --out /tmp/kbq-md --model none --dump-features /tmp/kbq-features.jsonl
     python3 scripts/train-extract.py --features /tmp/kbq-features.jsonl \
         [--quality ../shared/quality] [--holdout SOURCE] [--out crawl-extract/src/model.txt]
+    python3 scripts/train-extract.py --features ... --cv-sites DIR   (or --loso DIR)
+    bash scripts/extract-heldout.sh /tmp/kbq/pages DIR /tmp/kbq-heldout-md
 
 The features are those the Rust extractor computes (`crawl-extract/src/learn.rs`), dumped
 by `examples/extract.rs --dump-features` with the rules alone (`--model none`), so training
@@ -13,23 +15,36 @@ and inference see the same numbers. A block's label is whether most of its word 
 (`data/truth/<id>.txt` of the quality set); its weight is its share of the page's words, so
 every page counts the same, as in the per-page mean F1.
 
-The model is gradient-boosted regression trees on the logistic loss (depth 3, quantile
-bins), written in numpy; no randomness, so the same input gives the same file. The two
-thresholds (drop a block the rules kept, add one they left out) are chosen on the
-training pages by the per-page F1 of the kept blocks' words. `--holdout SOURCE` leaves a
-source out of training (the leave-one-source-out evaluation).
+The model is gradient-boosted regression trees on the logistic loss (quantile bins, a
+leaf holding at least `--min-leaf` pages' worth of weight), written in numpy; no
+randomness, so the same input gives the same file. By default it only drops blocks the
+rules keep: it is trained on those blocks, and its threshold and its cap (the largest share
+of a page's kept text it may drop) are chosen on out-of-fold logits of the training pages
+(sites split into `--inner-folds`), as the pair that gains most while no (source, page
+type) group loses more than `--max-group-loss`. `--with-add` is round 3's model (a second
+threshold adds blocks the rules left out; in-sample thresholds; round 3 used `--depth 4
+--trees 100 --min-leaf 0`).
+
+Held-out evaluations: `--holdout SOURCE` leaves a source out; `--loso DIR` writes one
+model per held-out source, `--cv-sites DIR` one per fold of sites (`--folds`, each site's
+pages in one fold by the md5 of its host without `www.`), each with `ids-NAME.txt`, the
+pages it must convert, and `pages.tsv`, the simulated per-page F1 of the rules and of the
+held-out models; `scripts/extract-heldout.sh` then writes the real markdown of every page
+by the model that did not see it.
 
 numpy is the only dependency: when it is missing the script makes `.venv/` at the
 repository root, installs the pinned numpy there and runs itself again with it.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMPY = "numpy==2.4.6"
@@ -50,13 +65,13 @@ except ImportError:  # make the venv and run again inside it
 WORD = re.compile(r"\w+")
 
 
-def load(features, quality, holdout, paths=None):
+def load(features, quality, holdout, paths=None, sizes=None):
     """Rows of the dump with labels, weights and page index, split into train/held (and
     each row's ancestry `path` appended to `paths` when given)."""
     manifest = {}
     for line in (quality / "data" / "manifest.tsv").read_text().splitlines()[1:]:
         c = line.split("\t")
-        manifest[c[0]] = (c[2], c[3])
+        manifest[c[0]] = (c[2], c[3], site(c[1]))
     truths = {}
     X, y, w, page, ntok, match = [], [], [], [], [], []
     pages = []  # (id, source, type, truth tokens)
@@ -72,7 +87,7 @@ def load(features, quality, holdout, paths=None):
                 tt = WORD.findall(t.lower())
                 truths[pid] = (set(zip(tt, tt[1:], tt[2:])), " " + " ".join(tt) + " ")
                 index[pid] = len(pages)
-                pages.append((pid, *manifest[pid], len(tt)))
+                pages.append((pid, *manifest[pid][:2], len(tt), manifest[pid][2]))
             toks = WORD.findall(r["text"].lower())
             if not toks:
                 continue
@@ -82,9 +97,13 @@ def load(features, quality, holdout, paths=None):
                 paths.append(r.get("path", ""))
             y.append(1.0 if m * 2 >= len(toks) else 0.0)
             ntok.append(len(toks))
+            if sizes is not None:
+                # Non-space bytes, as the extractor weighs a block's text (`learn::weight`).
+                sizes.append(sum(1 for b in r["text"].encode() if b not in b" \t\n\r\x0c"))
             match.append(m)
             page.append(index[pid])
     X = np.array(X, dtype=np.float64)
+    X[:, WITHOUT] = 0.0
     y = np.array(y)
     ntok = np.array(ntok, dtype=np.float64)
     match = np.array(match, dtype=np.float64)
@@ -94,6 +113,17 @@ def load(features, quality, holdout, paths=None):
     source = np.array([p[1] for p in pages])
     train = source[page] != holdout if holdout else np.ones(len(y), bool)
     return X, y, w, page, ntok, match, pages, train
+
+
+def site(url):
+    """The host of a page's URL without a leading `www.`: the unit of the grouped folds."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def fold_of(host, k):
+    """Deterministic fold of a site (md5 of its host; Python's `hash` is salted)."""
+    return int(hashlib.md5(host.encode()).hexdigest(), 16) % k
 
 
 def in_truth(toks, trigrams, joined):
@@ -109,9 +139,9 @@ def in_truth(toks, trigrams, joined):
 class Trees:
     """Gradient-boosted regression trees on the logistic loss, histogram splits."""
 
-    def __init__(self, depth=4, trees=150, rate=0.1, bins=48, min_weight=0.5, l2=1.0):
+    def __init__(self, depth=4, trees=150, rate=0.1, bins=48, min_leaf=0.0, l2=1.0):
         self.depth, self.n, self.rate = depth, trees, rate
-        self.bins, self.min_weight, self.l2 = bins, min_weight, l2
+        self.bins, self.min_leaf, self.l2 = bins, min_leaf, l2
 
     def fit(self, X, y, w):
         n, f = X.shape
@@ -138,12 +168,14 @@ class Trees:
             p = 1 / (1 + np.exp(-z))
             g = w * (p - y)
             h = w * p * (1 - p)
-            tree = self._grow(B, g, h)
+            tree = self._grow(B, g, h, w)
             self.trees.append(tree)
             z += self._apply(tree, B)
         return self
 
-    def _grow(self, B, g, h):
+    def _grow(self, B, g, h, w):
+        # A leaf holds at least `min_leaf` pages' worth of block weight (a page's blocks
+        # weigh 1 in all), so no leaf is fitted to one page's or one site's blocks.
         # Nodes: [feature, cut index, left, right, value]; built breadth-first.
         nodes = [[-1, 0, 0, 0, 0.0]]
         members = [np.arange(len(g))]
@@ -152,7 +184,7 @@ class Trees:
             nxt = []
             for k in frontier:
                 idx = members[k]
-                gi, hi = g[idx], h[idx]
+                gi, hi, wi = g[idx], h[idx], w[idx]
                 G, H = gi.sum(), hi.sum()
                 best = (0.0, None)
                 base_gain = G * G / (H + self.l2)
@@ -163,9 +195,12 @@ class Trees:
                     col = B[j][idx]
                     gb = np.bincount(col, weights=gi, minlength=nb)
                     hb = np.bincount(col, weights=hi, minlength=nb)
+                    wb = np.bincount(col, weights=wi, minlength=nb)
                     gl, hl = np.cumsum(gb)[:-1], np.cumsum(hb)[:-1]
-                    gr, hr = G - gl, H - hl
-                    ok = (hl >= self.min_weight * 1e-3) & (hr >= self.min_weight * 1e-3)
+                    wl = np.cumsum(wb)[:-1]
+                    gr, hr, wr = G - gl, H - hl, wi.sum() - wl
+                    ok = (hl >= 5e-4) & (hr >= 5e-4)
+                    ok &= (wl >= self.min_leaf) & (wr >= self.min_leaf)
                     gain = np.where(
                         ok, gl * gl / (hl + self.l2) + gr * gr / (hr + self.l2) - base_gain, 0.0
                     )
@@ -207,9 +242,11 @@ class Trees:
             B[j] = np.searchsorted(self.edges[j], X[:, j], side="left")
         return self.base + sum(self._apply(t, B) for t in self.trees)
 
-    def write(self, path, names, drop, add, note):
+    def write(self, path, names, drop, add, note, cap=1.0):
         lines = ["kb-extract-gbdt 1", f"# {note}", "features " + " ".join(names)]
         lines += [f"base {self.base!r}", f"drop {drop!r}", f"add {add!r}"]
+        if cap < 1.0:
+            lines.append(f"cap {cap!r}")
         for t in self.trees:
             lines.append(f"tree {len(t)}")
             for f, c, l, r, v in t:
@@ -236,9 +273,52 @@ def main():
     ap.add_argument("--holdout", help="source left out of training")
     ap.add_argument("--out", type=Path, default=ROOT / "crawl-extract" / "src" / "model.txt")
     ap.add_argument("--loso", type=Path, help="write one model per held-out source here")
-    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument(
+        "--cv-sites",
+        type=Path,
+        help="write one model per fold of sites here (each site's pages in one fold, by the "
+        "md5 of its host), with the ids of the fold's pages",
+    )
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument(
+        "--caps",
+        default="0.05,0.1,0.15,0.2",
+        help="drop-only: the caps tried (largest share of a page's kept text dropped)",
+    )
+    ap.add_argument(
+        "--inner-folds",
+        type=int,
+        default=4,
+        help="drop-only: site-grouped folds of the training pages whose out-of-fold logits "
+        "choose the threshold and the cap",
+    )
+    ap.add_argument(
+        "--with-add",
+        action="store_true",
+        help="also add blocks the rules left out (round 3's two thresholds); default: the "
+        "model only drops blocks the rules keep",
+    )
+    ap.add_argument(
+        "--max-group-loss",
+        type=float,
+        default=0.002,
+        help="drop-only: a threshold is allowed only when no (source, page type) group of "
+        "the training pages loses more than this (mean per-page F1 of the block words)",
+    )
+    ap.add_argument(
+        "--without",
+        help="comma-separated feature names (or name prefixes ending in `*`) held constant, "
+        "for an ablation",
+    )
+    ap.add_argument("--trees", type=int, default=60)
     ap.add_argument("--rate", type=float, default=0.15)
-    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument(
+        "--min-leaf",
+        type=float,
+        default=5.0,
+        help="pages' worth of block weight a tree leaf must hold at least",
+    )
     ap.add_argument(
         "--chrome-words",
         help="comma-separated class/id words: print, per source, what dropping the kept "
@@ -248,26 +328,160 @@ def main():
     if a.chrome_words:
         chrome_words(a)
         return
-    if a.loso:
-        a.loso.mkdir(parents=True, exist_ok=True)
-        X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None)
-        sources = sorted({p[1] for p in pages})
-        for s in sources:
-            src = np.array([p[1] for p in pages])[page]
-            fit(a, X, y, w, page, ntok, match, pages, src != s, s, a.loso / f"model-{s}.txt")
+    fit = fit_add if a.with_add else fit_drop
+    if a.without:
+        global WITHOUT
+        WITHOUT = [
+            k
+            for k, n in enumerate(FEATURES)
+            for p in a.without.split(",")
+            if n == p or p.endswith("*") and n.startswith(p[:-1])
+        ]
+    if a.loso or a.cv_sites:
+        X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None, sizes=SIZES)
+        if a.loso:
+            out, key = a.loso, np.array([p[1] for p in pages])
+            groups = [(s, key == s) for s in sorted(set(key))]
+        else:
+            out = a.cv_sites
+            fold = np.array([fold_of(p[4], a.folds) for p in pages])
+            groups = [(f"fold{k}", fold == k) for k in range(a.folds)]
+        out.mkdir(parents=True, exist_ok=True)
+        everyone = manifest_pages(a.quality)
+        pooled = np.zeros(len(pages))
+        dropped = np.zeros(len(pages))
+        for name, held in groups:
+            ids = {p[0] for p, h in zip(pages, held) if h}
+            # Pages without a block (no text) follow their site or source too.
+            ids |= {
+                pid
+                for pid, (src, _, host) in everyone.items()
+                if pid not in {p[0] for p in pages}
+                and (src == name if a.loso else f"fold{fold_of(host, a.folds)}" == name)
+            }
+            (out / f"ids-{name}.txt").write_text("".join(i + "\n" for i in sorted(ids)))
+            r = fit(a, X, y, w, page, ntok, match, pages, ~held[page], name, out / f"model-{name}.txt")
+            pooled[held] = r[1][held]
+            dropped[held] = r[2][held]
+            rules = r[0]
+        report(pages, rules, pooled)
+        with open(out / "pages.tsv", "w") as fh:
+            fh.write("id\tsource\ttype\tsite\trules\tmodel\tdropped_share\n")
+            for k, p in enumerate(pages):
+                fh.write(f"{p[0]}\t{p[1]}\t{p[2]}\t{p[4]}\t{rules[k]:.4f}\t{pooled[k]:.4f}\t{dropped[k]:.3f}\n")
         return
-    X, y, w, page, ntok, match, pages, train = load(a.features, a.quality, a.holdout)
+    X, y, w, page, ntok, match, pages, train = load(a.features, a.quality, a.holdout, sizes=SIZES)
     fit(a, X, y, w, page, ntok, match, pages, train, a.holdout, a.out)
 
 
-def fit(a, X, y, w, page, ntok, match, pages, train, holdout, out):
-    print(f"{len(y)} blocks, {len(pages)} pages, {int(train.sum())} training blocks", file=sys.stderr)
-    model = Trees(depth=a.depth, trees=a.trees, rate=a.rate).fit(X[train], y[train], w[train])
-    z = model.logit(X)
-    truth_len = np.array([p[3] for p in pages], dtype=np.float64)
-    inside = (X[:, FEATURES.index("in_rule_root")] > 0.5) & (
+def manifest_pages(quality):
+    """id -> (source, page type, site) of every page of the quality set."""
+    out = {}
+    for line in (quality / "data" / "manifest.tsv").read_text().splitlines()[1:]:
+        c = line.split("\t")
+        out[c[0]] = (c[2], c[3], site(c[1]))
+    return out
+
+
+def report(pages, rules, model):
+    """Simulated per-page F1 (block words), rules vs held-out model, by type and source."""
+    src = np.array([p[1] for p in pages])
+    typ = np.array([p[2] for p in pages])
+    rows = [("all", np.ones(len(pages), bool))]
+    rows += [(t, typ == t) for t in sorted(set(typ))]
+    rows += [(s, src == s) for s in sorted(set(src))]
+    for name, m in rows:
+        d = model[m] - rules[m]
+        print(
+            f"  {name:20s} {int(m.sum()):5d}  {rules[m].mean():.4f} -> {model[m].mean():.4f} "
+            f"({d.mean():+.4f}; {int((d > 1e-9).sum())} up, {int((d < -1e-9).sum())} down)",
+            file=sys.stderr,
+        )
+
+
+def inside_rules(X):
+    """Blocks the rules keep: inside their root and not removed."""
+    return (X[:, FEATURES.index("in_rule_root")] > 0.5) & (
         X[:, FEATURES.index("rule_removed")] < 0.5
     )
+
+
+def fit_drop(a, X, y, w, page, ntok, match, pages, train, holdout, out):
+    """Trees trained on the blocks the rules keep, and two settings chosen on the training
+    pages from out-of-fold logits (an inner site-grouped cross-validation, so the choice
+    sees what the trees do on sites they were not fitted to): the logit below which a
+    block is dropped, and the largest share of a page's kept text the model may drop (a
+    page where it would drop more keeps the rules' choice). The pair chosen gains most on
+    the training pages among those that cost no (source, type) group more than
+    `--max-group-loss`."""
+    inside = inside_rules(X)
+    size = np.array(SIZES, dtype=np.float64)
+    truth_len = np.array([p[3] for p in pages], dtype=np.float64)
+    tr_pages = np.zeros(len(pages), bool)
+    tr_pages[page[train]] = True
+    inner = np.array([fold_of("inner " + p[4], a.inner_folds) for p in pages])[page]
+    z_oof = np.full(len(y), np.inf)
+    for k in range(a.inner_folds):
+        fit_rows = train & inside & (inner != k)
+        pred = train & inside & (inner == k)
+        m = Trees(depth=a.depth, trees=a.trees, rate=a.rate, min_leaf=a.min_leaf)
+        m.fit(X[fit_rows], y[fit_rows], w[fit_rows])
+        z_oof[pred] = m.logit(X[pred])
+    rows = train & inside
+    print(f"{holdout or 'all'}: {int(rows.sum())} training blocks", file=sys.stderr)
+    model = Trees(depth=a.depth, trees=a.trees, rate=a.rate, min_leaf=a.min_leaf)
+    model.fit(X[rows], y[rows], w[rows])
+    z = np.full(len(y), np.inf)
+    z[inside] = model.logit(X[inside])
+    npg = len(pages)
+    kept = np.bincount(page, weights=size * inside, minlength=npg)
+
+    def keep_of(zz, drop, cap):
+        gone = np.bincount(page, weights=size * (inside & (zz < drop)), minlength=npg)
+        # Over the cap, or dropping everything, the page keeps the rules' choice.
+        over = (gone > cap * kept) | ((gone >= kept) & (kept > 0))
+        return inside & ((zz >= drop) | over[page]), np.where(over, 0.0, gone / np.maximum(kept, 1))
+
+    rules = page_f1(inside.astype(float), page, ntok, match, truth_len, npg)
+    group = np.array([f"{p[1]}/{p[2]}" for p in pages])
+    tr_groups = [g for g in sorted(set(group[tr_pages])) if (tr_pages & (group == g)).sum() >= 5]
+    best = (0.0, -np.inf, 0.0)
+    for drop in [x / 4 for x in range(-24, 9)]:
+        for cap in [float(c) for c in a.caps.split(",")]:
+            keep, _ = keep_of(z_oof, drop, cap)
+            d = page_f1(keep.astype(float), page, ntok, match, truth_len, npg) - rules
+            worst = min(d[tr_pages & (group == g)].mean() for g in tr_groups)
+            gain = d[tr_pages].mean()
+            if worst >= -a.max_group_loss and gain > best[0] + 1e-9:
+                best = (gain, drop, cap)
+    gain, drop, cap = best
+    keep, dropped = keep_of(z, drop, cap)
+    fall = page_f1(keep.astype(float), page, ntok, match, truth_len, npg)
+    print(
+        f"  drop {drop}, cap {cap}: training pages, out-of-fold {rules[tr_pages].mean():.4f} "
+        f"(rules) -> {rules[tr_pages].mean() + gain:.4f}; in-sample -> {fall[tr_pages].mean():.4f}",
+        file=sys.stderr,
+    )
+    held = ~tr_pages
+    if held.any():
+        print(
+            f"  held out ({int(held.sum())} pages): {rules[held].mean():.4f} (rules) -> "
+            f"{fall[held].mean():.4f}",
+            file=sys.stderr,
+        )
+    note = f"drop only; trained on {int(tr_pages.sum())} pages of the quality set" + (
+        f" without {holdout}" if holdout else ""
+    )
+    model.write(out, FEATURES, drop, np.inf, note, cap)
+    return rules, fall, dropped
+
+
+def fit_add(a, X, y, w, page, ntok, match, pages, train, holdout, out):
+    print(f"{len(y)} blocks, {len(pages)} pages, {int(train.sum())} training blocks", file=sys.stderr)
+    model = Trees(depth=a.depth, trees=a.trees, rate=a.rate, min_leaf=a.min_leaf).fit(X[train], y[train], w[train])
+    z = model.logit(X)
+    truth_len = np.array([p[3] for p in pages], dtype=np.float64)
+    inside = inside_rules(X)
     tr_pages = np.zeros(len(pages), bool)
     tr_pages[page[train]] = True
     rules = page_f1(inside.astype(float), page, ntok, match, truth_len, len(pages))
@@ -316,9 +530,7 @@ def chrome_words(a):
     X, y, w, page, ntok, match, pages, _ = load(a.features, a.quality, None, paths)
     words = [class_words(p) for p in paths]
     truth_len = np.array([p[3] for p in pages], dtype=np.float64)
-    inside = (X[:, FEATURES.index("in_rule_root")] > 0.5) & (
-        X[:, FEATURES.index("rule_removed")] < 0.5
-    )
+    inside = inside_rules(X)
     base = page_f1(inside.astype(float), page, ntok, match, truth_len, len(pages))
     source = np.array([p[1] for p in pages])
     for word in a.chrome_words.split(","):
@@ -332,6 +544,8 @@ def chrome_words(a):
 
 
 FEATURES = []
+WITHOUT = []  # columns held at 0 (`--without`)
+SIZES = []  # non-space bytes of each block, filled by `load`
 
 
 if __name__ == "__main__":

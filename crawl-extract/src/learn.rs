@@ -8,10 +8,16 @@
 //! The rules of `score.rs` run first; whether a block lies in their chosen content, and
 //! in what they removed, are features too: the model learns where the rules are right.
 //!
+//! Features of the section a block sits in (the nearest heading before it: its level,
+//! length, link share, distance, whether the rules keep it, and whether its first words
+//! announce feedback or a shelf) and the number of its siblings holding text are there too.
+//!
 //! The model (`model.txt`, written by the script) is a sum of depth-limited regression
 //! trees on the logit scale. A block inside the rules' content is kept unless its logit
 //! falls below the model's `drop` threshold; a block outside it is added when its logit
-//! exceeds the `add` threshold.
+//! exceeds the `add` threshold (the script's default model only drops: `add inf`). A page
+//! where the model would drop more than `cap` of the rules' content keeps the rules'
+//! choice, as does a page where it changes nothing.
 
 use super::score::{self, Selection};
 use super::tree::{Kind, Tag, Tree, NONE};
@@ -62,6 +68,14 @@ pub(crate) const FEATURES: &[&str] = &[
     "in_form",
     "in_header_footer",
     "text_pos",
+    "sec_h_level",
+    "sec_h_len",
+    "sec_h_link",
+    "sec_h_dist",
+    "sec_h_in",
+    "sec_h_feedback",
+    "sec_h_shelf",
+    "sib_n",
 ];
 const NF: usize = FEATURES.len();
 
@@ -69,6 +83,8 @@ const NF: usize = FEATURES.len();
 #[derive(Debug, Clone)]
 pub(crate) struct Block {
     pub(crate) node: u32,
+    /// Its own text, in non-space bytes.
+    pub(crate) len: u32,
     pub(crate) f: [f64; NF],
 }
 
@@ -213,6 +229,8 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
     let mut raw = vec![0u32; len];
     let mut link = vec![0u32; len];
     let mut prose = vec![0u32; len];
+    // Children holding text, of every node.
+    let mut kids = vec![0u32; len];
     for i in (1..len).rev() {
         if hidden[i] {
             continue;
@@ -230,6 +248,7 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
         raw[p] = raw[p].saturating_add(raw[i]);
         link[p] = link[p].saturating_add(link[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
+        kids[p] += u32::from(raw[i] > 0);
     }
     // Own text of each block, in document order of its first text.
     let mut index = vec![NONE; len];
@@ -273,9 +292,12 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
     let nb = own.len();
     let mut out = Vec::with_capacity(nb);
     let mut before = 0u32;
+    // The section a block sits in: the nearest heading block before it, in document order.
+    let mut sec: Option<Section> = None;
     for (k, o) in own.iter().enumerate() {
         let n = o.0 as usize;
         let tag = tree.tag(o.0);
+        let ruled = in_root[n] && !rule_removed[n];
         let parent = tree.nodes[n].parent;
         let gp = if parent == NONE {
             NONE
@@ -348,9 +370,37 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
             bit(256),
             bit(512),
             share(before, total),
+            sec.as_ref().map_or(0.0, |h| f64::from(h.level)),
+            sec.as_ref().map_or(0.0, |h| ln1(h.len)),
+            sec.as_ref().map_or(0.0, |h| share(h.link, h.len)),
+            sec.as_ref().map_or(99.0, |h| (k - h.block).min(50) as f64),
+            sec.as_ref().map_or(0.0, |h| is(h.ruled)),
+            sec.as_ref()
+                .map_or(0.0, |h| is(h.words == HeadWords::Feedback)),
+            sec.as_ref()
+                .map_or(0.0, |h| is(h.words == HeadWords::Shelf)),
+            ln1(if parent == NONE {
+                1
+            } else {
+                kids[parent as usize]
+            }),
         ];
+        if let Some(level) = tag.and_then(heading_level) {
+            sec = Some(Section {
+                block: k,
+                level,
+                len: o.1,
+                link: o.2,
+                ruled,
+                words: heading_words(tree, o.0),
+            });
+        }
         before += o.1;
-        out.push(Block { node: o.0, f });
+        out.push(Block {
+            node: o.0,
+            len: o.1,
+            f,
+        });
     }
     let ruled_in = (0..len).map(|i| in_root[i] && !rule_removed[i]).collect();
     let mut owns_text = vec![false; len];
@@ -365,6 +415,118 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
     }
 }
 
+/// The heading that begins the section a block sits in.
+struct Section {
+    /// Its index among the page's blocks.
+    block: usize,
+    /// 1 for `<h1>` … 6 for `<h6>`.
+    level: u8,
+    /// Its own text and link text (non-space bytes).
+    len: u32,
+    link: u32,
+    /// Whether it lies in the rules' content.
+    ruled: bool,
+    words: HeadWords,
+}
+
+/// What a heading's words announce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeadWords {
+    /// Reviews, comments, replies, questions and answers.
+    Feedback,
+    /// Links to other pages: related, popular, recent, share, follow, tags.
+    Shelf,
+    Other,
+}
+
+/// Heading words of readers' feedback.
+const FEEDBACK_WORDS: &[&str] = &[
+    "review",
+    "reviews",
+    "rating",
+    "ratings",
+    "comment",
+    "comments",
+    "reply",
+    "replies",
+    "responses",
+    "questions",
+    "answers",
+    "testimonials",
+];
+/// Heading words of shelves and widgets.
+const SHELF_WORDS: &[&str] = &[
+    "related",
+    "similar",
+    "recommended",
+    "popular",
+    "recent",
+    "trending",
+    "latest",
+    "share",
+    "follow",
+    "subscribe",
+    "newsletter",
+    "tags",
+    "categories",
+    "archives",
+];
+/// Words of a heading looked at.
+const HEAD_WORDS: usize = 8;
+
+fn heading_level(t: Tag) -> Option<u8> {
+    match t {
+        Tag::H1 => Some(1),
+        Tag::H2 => Some(2),
+        Tag::H3 => Some(3),
+        Tag::H4 => Some(4),
+        Tag::H5 => Some(5),
+        Tag::H6 => Some(6),
+        _ => None,
+    }
+}
+
+/// The class of heading `h`'s first words (feedback before shelf).
+fn heading_words(tree: &Tree, h: u32) -> HeadWords {
+    let mut words: Vec<String> = Vec::new();
+    let mut i = h + 1;
+    let len = tree.nodes.len() as u32;
+    while i < len && words.len() < HEAD_WORDS && is_within(tree, i, h) {
+        let node = &tree.nodes[i as usize];
+        if let (Kind::Text { .. }, false) = (&node.kind, node.hidden) {
+            let t = tree.text_of(i).unwrap_or("");
+            words.extend(
+                t.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .take(HEAD_WORDS)
+                    .map(str::to_lowercase),
+            );
+        }
+        i += 1;
+    }
+    let has = |list: &[&str]| {
+        words
+            .iter()
+            .take(HEAD_WORDS)
+            .any(|w| list.contains(&w.as_str()))
+    };
+    if has(FEEDBACK_WORDS) {
+        HeadWords::Feedback
+    } else if has(SHELF_WORDS) {
+        HeadWords::Shelf
+    } else {
+        HeadWords::Other
+    }
+}
+
+/// Whether `i` lies in the subtree of `a` (nodes are numbered in document order).
+fn is_within(tree: &Tree, mut i: u32, a: u32) -> bool {
+    while i != NONE && i > a {
+        i = tree.nodes[i as usize].parent;
+    }
+    i == a
+}
+
 /// A gradient-boosted tree model on the logit scale.
 #[derive(Debug)]
 pub(crate) struct Model {
@@ -373,6 +535,9 @@ pub(crate) struct Model {
     drop: f64,
     /// Logit above which a block outside the rules' content is added.
     add: f64,
+    /// Largest share of the rules' content (non-space bytes of its blocks) the model may
+    /// drop from a page; a page where it would drop more keeps the rules' choice.
+    cap: f64,
     /// Nodes of all trees: (feature or -1 for a leaf, threshold, left, right, value).
     nodes: Vec<(i32, f64, u32, u32, f64)>,
     /// Root node of each tree.
@@ -399,6 +564,7 @@ impl Model {
             base: 0.0,
             drop: f64::NEG_INFINITY,
             add: f64::INFINITY,
+            cap: 1.0,
             nodes: Vec::new(),
             roots: Vec::new(),
         };
@@ -437,6 +603,7 @@ impl Model {
                 Some("base") => m.base = num(w.next(), "base")?,
                 Some("drop") => m.drop = num(w.next(), "drop")?,
                 Some("add") => m.add = num(w.next(), "add")?,
+                Some("cap") => m.cap = num(w.next(), "cap")?,
                 Some("tree") => {
                     left = num(w.next(), "tree size")? as usize;
                     start = m.nodes.len() as u32;
@@ -480,19 +647,33 @@ pub(crate) fn refine(tree: &Tree, sel: &Selection, model: &Model) -> Option<Vec<
     let lay = blocks(tree, sel);
     let len = tree.nodes.len();
     let mut kept = vec![false; len];
-    let mut any = false;
+    let (mut ruled, mut dropped, mut added) = (0u64, 0u64, false);
     for b in &lay.blocks {
         let z = model.logit(&b.f);
         let keep = if lay.ruled_in[b.node as usize] {
+            ruled += u64::from(b.len);
+            if z < model.drop {
+                dropped += u64::from(b.len);
+            }
             z >= model.drop
         } else {
+            added |= z > model.add;
             z > model.add
         };
         kept[b.node as usize] = keep;
-        any |= keep;
     }
-    if !any {
+    // The model refines the rules' content, it does not replace most of it: over the cap
+    // (or when nothing changes, or nothing would be left) the rules' choice stands.
+    let over_cap = dropped as f64 > model.cap * ruled as f64;
+    if !added && (dropped == 0 || over_cap || dropped == ruled) {
         return None;
+    }
+    if over_cap {
+        for b in &lay.blocks {
+            if lay.ruled_in[b.node as usize] {
+                kept[b.node as usize] = true;
+            }
+        }
     }
     // An element stays when it holds a kept block or belongs to one; what belongs to no
     // block with text (an image's `<figure>`) stays where the rules keep it.

@@ -72,18 +72,83 @@ fn a_block_model_adds_a_block_the_rules_leave_out() {
 fn images_and_byline_spans_follow_the_rules_when_the_model_agrees() {
     let html = article(
         "<figure><img src='/chart.png' alt='budget chart'></figure>\
-         <p>By <span class='share-buttons'>Share this story</span> the desk.</p>",
+         <p>By <span class='share-buttons'>Share this story</span> the desk.</p>\
+         <ul><li>Printed edition only</li></ul>",
     );
     let rules = md(&html, None);
-    // A model that keeps what the rules keep renders what the rules render: the image of a
+    // A model that drops one list item renders the rest as the rules do: the image of a
     // text-less `<figure>` stays, the chrome `<span>` inside a kept paragraph stays out.
-    let m = stump("tag_li", 5.0, 5.0, 0.0, 100.0);
+    let m = stump("tag_li", 5.0, -5.0, 0.0, 100.0);
     let out = md(&html, Some(&m));
     assert!(
         rules.contains("chart.png") && !rules.contains("Share this story"),
         "{rules}"
     );
-    assert_eq!(out, rules);
+    assert!(!out.contains("Printed edition only"), "{out}");
+    assert_eq!(
+        out.replace(char::is_whitespace, ""),
+        rules
+            .replace("- Printed edition only", "")
+            .replace(char::is_whitespace, "")
+    );
+}
+
+#[test]
+fn a_model_over_its_cap_leaves_the_rules_choice() {
+    let html = article("");
+    let rules = md(&html, None);
+    // Paragraphs score -5: the model would drop nearly all of the rules' content.
+    let f = feature_names()
+        .iter()
+        .position(|n| *n == "tag_p")
+        .expect("known feature");
+    let model = |cap: f64| {
+        let text = format!(
+            "kb-extract-gbdt 1\nfeatures {}\nbase 0\ndrop 0\nadd inf\ncap {cap}\ntree 3\n\
+             {f} 0.5 1 2 0\n-1 0 0 0 5\n-1 0 0 0 -5\n",
+            feature_names().join(" ")
+        );
+        BlockModel::parse(&text).expect("valid model")
+    };
+    assert_eq!(md(&html, Some(&model(0.2))), rules);
+    let uncapped = md(&html, Some(&model(1.0)));
+    assert!(
+        uncapped.contains("# Budget approved") && !uncapped.contains("agreed to fund"),
+        "{uncapped}"
+    );
+}
+
+#[test]
+fn a_block_knows_the_heading_of_its_section() {
+    let html = article(
+        "<h2>Customer reviews</h2><p>Great library, five stars.</p>\
+         <h3><a href='/related'>Related stories</a></h3><p>Another budget story.</p>",
+    );
+    let blocks = block_features(&html, &ExtractOptions::default());
+    let names = feature_names();
+    let col = |n: &str| names.iter().position(|x| *x == n).expect("feature");
+    let of = |start: &str| {
+        &blocks
+            .iter()
+            .find(|(t, _)| t.starts_with(start))
+            .expect("block")
+            .1
+    };
+    let review = of("Great library");
+    assert_eq!(review[col("sec_h_level")], 2.0);
+    assert_eq!(review[col("sec_h_dist")], 1.0);
+    assert_eq!(review[col("sec_h_feedback")], 1.0);
+    assert_eq!(review[col("sec_h_shelf")], 0.0);
+    let related = of("Another budget");
+    assert_eq!(related[col("sec_h_level")], 3.0);
+    assert_eq!(related[col("sec_h_link")], 1.0);
+    assert_eq!(related[col("sec_h_shelf")], 1.0);
+    let first = of("The committee met");
+    assert_eq!(first[col("sec_h_level")], 1.0);
+    assert_eq!(first[col("sec_h_feedback")], 0.0);
+    let h1 = of("Budget approved");
+    assert_eq!(h1[col("sec_h_level")], 0.0);
+    assert_eq!(h1[col("sec_h_dist")], 99.0);
 }
 
 #[test]
