@@ -830,8 +830,8 @@ fn with_lead(
     parent
 }
 
-/// Whether `best`, a child of `cur`, follows a heading (h2–h6) and `cur` has another
-/// heading child with text: `best` is the body of one of `cur`'s flat sections.
+/// Whether `best`, a child of `cur`, follows a heading (h2–h6) and `cur` has at least two
+/// other heading children with text: `best` is the body of one of `cur`'s flat sections.
 fn titles_flat_sections(tree: &Tree, cur: u32, best: u32, removed: &[bool], text: &[u32]) -> bool {
     let titled = |c: u32| {
         !removed[c as usize]
@@ -999,22 +999,23 @@ fn lists_after_prose(
         let p = tree.nodes[i].parent as usize;
         let prev = last_el[p];
         last_el[p] = i as u32;
+        if prev == NONE || tree.tag(prev) != Some(Tag::P) || removed[prev as usize] {
+            continue;
+        }
         let list = |t: Option<Tag>| matches!(t, Some(Tag::Ul | Tag::Ol | Tag::Dl));
         // The list itself, a grid (a one-cell table is a box: a call to action, a table of
         // contents), or a wrapper opening with a list (Sphinx's `div.toctree-wrapper`).
         let is_list = list(Some(tag))
             || tag == Tag::Table && is_grid(tree, i as u32)
             || tag == Tag::Div && first_element(tree, i as u32).is_some_and(|f| list(tree.tag(f)));
-        if !is_list || prev == NONE {
+        if !is_list {
             continue;
         }
         let q = prev as usize;
         let own = text[q].saturating_sub(link[q]);
         // A paragraph of prose, or a short one that announces what follows ("Legacy API:").
-        *o = tree.tag(prev) == Some(Tag::P)
-            && !removed[q]
-            && (ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN
-                || own > 0 && ends_with_colon(tree, prev));
+        *o = ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN
+            || own > 0 && ends_with_colon(tree, prev);
     }
     out
 }
