@@ -740,15 +740,10 @@ impl<'t> Md<'t> {
 fn only_a_list(tree: &Tree, n: u32) -> bool {
     let mut x = n;
     loop {
-        let mut only = None;
-        for c in tree.children(x) {
-            match tree.nodes[c as usize].kind {
-                Kind::Text { .. } if tree.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
-                Kind::Element { .. } if only.is_none() => only = Some(c),
-                _ => return false,
-            }
-        }
-        match only.and_then(|c| tree.tag(c).map(|t| (c, t))) {
+        match tree
+            .sole_element(x)
+            .and_then(|c| tree.tag(c).map(|t| (c, t)))
+        {
             Some((_, Tag::Ul | Tag::Ol)) => return true,
             Some((c, Tag::Div)) => x = c,
             _ => return false,

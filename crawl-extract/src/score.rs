@@ -1051,15 +1051,7 @@ fn sole_table(tree: &Tree, n: u32) -> Option<u32> {
             Tag::Div => {}
             _ => return None,
         }
-        let mut only = None;
-        for c in tree.children(x) {
-            match tree.nodes[c as usize].kind {
-                Kind::Text { .. } if tree.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
-                Kind::Element { .. } if only.is_none() => only = Some(c),
-                _ => return None,
-            }
-        }
-        x = only?;
+        x = tree.sole_element(x)?;
     }
 }
 

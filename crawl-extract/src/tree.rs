@@ -103,6 +103,19 @@ impl Tree {
             next: self.nodes.get(n as usize).map_or(NONE, |x| x.first_child),
         }
     }
+
+    /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
+    pub(crate) fn sole_element(&self, n: u32) -> Option<u32> {
+        let mut only = None;
+        for c in self.children(n) {
+            match self.nodes[c as usize].kind {
+                Kind::Text { .. } if self.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
+                Kind::Element { .. } if only.is_none() => only = Some(c),
+                _ => return None,
+            }
+        }
+        only
+    }
 }
 
 /// Iterator over the children of a node.
