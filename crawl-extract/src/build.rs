@@ -43,7 +43,9 @@ impl Tree {
 const REVEAL_SHARE: f64 = 0.5;
 
 /// Shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
-/// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of its text. Pages that
+/// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of the text a reader
+/// sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
+/// panels do not count against it). Pages that
 /// fade or switch their body in by script ship it so; the text a sighted reader gets is
 /// that body, not the little left outside it. Every other hidden element stays hidden and
 /// loses its subtree, as if it had never been stored.
@@ -55,12 +57,15 @@ fn reveal(tree: &mut Tree, toggled: &[u32]) {
     // Text (non-space bytes) and whether a `<main>`/`<h1>` is inside, outside elements
     // hidden for good (those were not stored).
     let mut text = vec![0u64; len];
+    // The same, leaving out what toggled elements hold: the text a sighted reader gets.
+    let mut shown = vec![0u64; len];
     let mut titled = vec![false; len];
     for i in (1..len).rev() {
         let n = &tree.nodes[i];
         if let Kind::Text { start, end } = n.kind {
             let t = tree.text.get(start as usize..end as usize).unwrap_or("");
             text[i] = t.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+            shown[i] = text[i];
         }
         titled[i] |= matches!(
             n.kind,
@@ -71,12 +76,15 @@ fn reveal(tree: &mut Tree, toggled: &[u32]) {
         );
         let p = n.parent as usize;
         text[p] += text[i];
+        if !n.hidden {
+            shown[p] += shown[i];
+        }
         titled[p] |= titled[i];
     }
-    let total = text[0].max(1) as f64;
     for &t in toggled {
         let t = t as usize;
-        if titled[t] && text[t] as f64 >= REVEAL_SHARE * total {
+        let page = (shown[0] + text[t]).max(1) as f64;
+        if titled[t] && text[t] as f64 >= REVEAL_SHARE * page {
             tree.nodes[t].hidden = false;
         }
     }

@@ -30,7 +30,8 @@ pub struct ExtractOptions {
     /// off-screen positioning...) (for sites that hide real content in accordions).
     /// Default `false`: hidden text is how prompt injections ride in. Even then, an element
     /// hidden only by `display`, `visibility` or `opacity` that holds the page's `<h1>` or
-    /// `<main>` and at least half of its text is kept: a body that a script fades in.
+    /// `<main>` and at least half of the text a reader sees with it shown (the page's text
+    /// outside every such element, plus its own) is kept: a body that a script fades in.
     pub keep_hidden: bool,
     /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,

@@ -3,7 +3,7 @@
 //! All passes are linear walks over the node vector (children always follow
 //! their parent), so nothing recurses.
 
-use super::tree::{Kind, Tag, Tree, NONE};
+use super::tree::{Attrs, Kind, Tag, Tree, NONE};
 use std::collections::HashMap;
 
 /// Result of main-content selection.
@@ -265,11 +265,7 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     }
     // A dialog outside the page's `<main>`/`<article>` (terms, sign-up, cart, size guide)
     // is chrome however much prose it holds, like a consent banner.
-    if !in_article
-        && ["dialog", "alertdialog"]
-            .iter()
-            .any(|r| a.role.eq_ignore_ascii_case(r))
-    {
+    if !in_article && is_dialog(a) {
         return 4;
     }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
@@ -294,6 +290,13 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         }
     }
     0
+}
+
+/// A modal's role: `dialog` or `alertdialog`.
+fn is_dialog(a: &Attrs) -> bool {
+    ["dialog", "alertdialog"]
+        .iter()
+        .any(|r| a.role.eq_ignore_ascii_case(r))
 }
 
 /// Nodes looked at for the heading an id may be built from.
@@ -400,6 +403,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
     // replies are content even when marked as comments (Vanilla on og:type=article).
     let mut has_h1 = vec![false; len];
+    // `<h1>`s and `<main>` in each subtree: a dialog is guarded only by the page's `<main>`
+    // or by every `<h1>` of the page (a terms modal titles its own table of contents).
+    let mut h1s = vec![0u32; len];
+    let mut mains = vec![false; len];
+    let page_h1s = (1..len)
+        .filter(|&i| !tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1))
+        .count() as u32;
     let mut forum_page = false;
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
@@ -413,18 +423,32 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         match tree.tag(i as u32) {
-            Some(Tag::Main | Tag::H1) => has_main[i] = true,
+            Some(Tag::H1) => {
+                has_main[i] = true;
+                h1s[i] += 1;
+            }
+            Some(Tag::Main) => {
+                has_main[i] = true;
+                mains[i] = true;
+            }
             // Teaser cards marked `<article>` (a sidebar's story list) are not the article.
             Some(Tag::Article) => has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN,
             _ => {}
         }
         // Consent banners go first, so their prose never makes the page look like an
         // article nor the real content look small beside them.
-        if hints[i] == 4 && !has_main[i] {
+        let guarded = if tree.attrs(i as u32).is_some_and(is_dialog) {
+            mains[i] || (h1s[i] > 0 && h1s[i] == page_h1s)
+        } else {
+            has_main[i]
+        };
+        if hints[i] == 4 && !guarded {
             removed[i] = true;
             continue;
         }
         let p = node.parent as usize;
+        h1s[p] += h1s[i];
+        mains[p] |= mains[i];
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];

@@ -889,6 +889,30 @@ fn a_page_body_shown_by_script_is_content() {
 }
 
 #[test]
+fn a_page_body_shown_by_script_is_weighed_against_what_a_reader_sees() {
+    // The shop's header holds a mega-menu whose panels are `display:none` too: more text
+    // than the deferred product body, but none of it shown. Against what a reader sees
+    // (a few visible links), the body is the page.
+    let menu: String = (0..40)
+        .map(|i| format!("<li><a href='/c/{i}'>Category number {i} of the shop</a></li>"))
+        .collect();
+    let html = format!(
+        "<header><a href='/'>Home</a><a href='/cart'>Cart</a>\
+         <div style='display:none'><ul>{menu}</ul></div></header>\
+         <div class='defer-block' style='display: none'><article><h1>Almond thins</h1>\
+         <p>Crunchy almond crisps baked in small batches from a family recipe.</p>\
+         <p>No cholesterol, no dairy and no preservatives; a snack for the whole office.</p>\
+         </article></div>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("# Almond thins") && m.contains("small batches"),
+        "{m}"
+    );
+    assert!(!m.contains("Category number"), "{m}");
+}
+
+#[test]
 fn hidden_text_that_is_not_the_page_body_stays_hidden() {
     // Most of a short page's text, hidden, but not its title or main landmark.
     let m = whole(
@@ -1082,6 +1106,32 @@ fn a_dialog_outside_the_main_content_is_chrome_however_long() {
     assert!(m.starts_with("# Payment issues"), "{m}");
     assert!(m.contains("uninstall it from there"), "{m}");
     assert!(!m.contains("Terms of Use"), "{m}");
+}
+
+#[test]
+fn a_dialog_with_its_own_title_is_still_chrome() {
+    // The terms modal titles its table of contents with an `<h1>`: that does not make it
+    // the page, whose own `<h1>` is outside it.
+    let terms = "<p>These Terms of Use apply to your access and use of our online services, \
+                 including the purchase of any products made available through the platform.</p>"
+        .repeat(12);
+    let html = format!(
+        "<main><h1>Wool runner</h1><p>A soft merino shoe.</p>\
+         <p>Machine washable: remove the insoles first.</p></main>\
+         <footer><div role='dialog' aria-modal='true'><h2>Terms of service</h2>\
+         <h1>Table of contents</h1>{terms}</div></footer>"
+    );
+    let m = md(&html);
+    assert!(m.contains("# Wool runner") && m.contains("insoles"), "{m}");
+    assert!(
+        !m.contains("Terms of Use") && !m.contains("Table of contents"),
+        "{m}"
+    );
+    // A dialog that holds every `<h1>` of the page (a page shown as a modal) is guarded.
+    let m = md(&format!(
+        "<nav><a href='/'>Home</a></nav><div role='dialog'><h1>Terms</h1>{terms}</div>"
+    ));
+    assert!(m.contains("Terms of Use"), "{m}");
 }
 
 #[test]
