@@ -16,6 +16,7 @@ impl Tree {
             keep_hidden: opts.keep_hidden,
             scratch: String::new(),
             toggled: Vec::new(),
+            ld_json: false,
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -142,6 +143,8 @@ struct Builder {
     /// Elements hidden only by a toggled style, stored with their subtree so [`reveal`]
     /// can weigh them.
     toggled: Vec<u32>,
+    /// The `<script>` just opened holds JSON-LD.
+    ld_json: bool,
 }
 
 fn collapse(s: &str) -> String {
@@ -335,6 +338,10 @@ impl Builder {
                 }
             }
             Tag::Script if get("src").is_some() => self.tree.facts.script_count += 1,
+            Tag::Script => {
+                self.ld_json =
+                    get("type").is_some_and(|t| t.eq_ignore_ascii_case("application/ld+json"));
+            }
             _ => {}
         }
     }
@@ -413,6 +420,8 @@ impl<'a> Sink<'a> for Builder {
                     a.article_body = true;
                     any = true;
                 }
+            } else if n.eq_ignore_ascii_case("itemtype") {
+                self.tree.facts.discussion |= names_discussion(at.value);
             } else if n.eq_ignore_ascii_case("hidden") {
                 hidden_attr = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {
@@ -521,7 +530,12 @@ impl<'a> Sink<'a> for Builder {
 
     fn raw_text(&mut self, element: &str, raw: &'a str) {
         match element {
-            "script" => self.tree.facts.script_bytes += raw.len(),
+            "script" => {
+                self.tree.facts.script_bytes += raw.len();
+                if std::mem::take(&mut self.ld_json) {
+                    self.tree.facts.discussion |= names_discussion(raw);
+                }
+            }
             // The document's title, not an svg <title> (whose parent is dead).
             "title" if self.tree.facts.title.is_none() => {
                 let in_svg = self.stack.len() >= 2 && self.stack[self.stack.len() - 2].dead;
@@ -545,4 +559,11 @@ impl Builder {
 fn stream_segment(id: &str) -> bool {
     id.strip_prefix("S:")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Whether structured data (a JSON-LD script, an `itemtype`) names a discussion: the
+/// schema.org types `DiscussionForumPosting` (forum threads: Discourse, Invision, XenForo)
+/// and `QAPage` (question-and-answer sites).
+fn names_discussion(s: &str) -> bool {
+    s.contains("DiscussionForumPosting") || s.contains("QAPage")
 }

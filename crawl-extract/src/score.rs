@@ -410,7 +410,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let page_h1s = (1..len)
         .filter(|&i| !tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1))
         .count() as u32;
-    let mut forum_page = false;
+    let mut forum_page = tree.facts.discussion;
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
         if node.hidden {

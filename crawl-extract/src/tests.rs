@@ -1024,6 +1024,43 @@ fn replies_under_a_post_are_dropped_even_when_they_outweigh_it() {
 }
 
 #[test]
+fn replies_of_a_page_that_declares_a_discussion_are_content() {
+    // The same post and replies as above, on a page whose structured data says it is a
+    // forum thread (schema.org `DiscussionForumPosting`, or a `QAPage`): the replies
+    // are the thread, not comments under an article.
+    let replies: String = (0..6)
+        .map(|i| {
+            format!(
+                "<li>{}</li>",
+                para(&format!("reply number {i} says thanks"))
+            )
+        })
+        .collect();
+    let body = format!(
+        "<div class='post'><h1>Forgiving your enemies</h1>{}</div>\
+         <div id='comments' class='comments'><ol>{replies}</ol></div>",
+        para("the story itself")
+    );
+    for declared in [
+        "<script type='application/ld+json'>{\"@context\":\"https://schema.org\",\
+         \"@type\":\"DiscussionForumPosting\",\"headline\":\"Forgiving\"}</script>",
+        "<script type=\"application/ld+json\">{\"@type\": \"QAPage\"}</script>",
+        "<div itemscope itemtype='https://schema.org/DiscussionForumPosting'></div>",
+    ] {
+        let m = md(&format!("<head>{declared}</head><body>{body}</body>"));
+        assert!(
+            m.contains("the story itself") && m.contains("reply number 5"),
+            "{declared}: {m}"
+        );
+    }
+    // The type named in a script that is not structured data says nothing.
+    let m = md(&format!(
+        "<head><script>var t = 'DiscussionForumPosting';</script></head><body>{body}</body>"
+    ));
+    assert!(!m.contains("reply number"), "{m}");
+}
+
+#[test]
 fn a_comment_section_named_in_the_singular_is_a_comment_section() {
     let html = format!(
         "<head><meta property='og:type' content='article'></head><div class='entry'>\

@@ -66,6 +66,10 @@ pub(crate) struct PageFacts {
     pub(crate) links: Vec<(String, bool)>,
     pub(crate) script_bytes: usize,
     pub(crate) script_count: usize,
+    /// The page declares itself a discussion in schema.org terms (a
+    /// `DiscussionForumPosting` or `QAPage`, in JSON-LD or microdata): its replies are
+    /// content.
+    pub(crate) discussion: bool,
 }
 
 /// The parsed document.
