@@ -421,7 +421,10 @@ impl<'a> Sink<'a> for Builder {
                     any = true;
                 }
             } else if n.eq_ignore_ascii_case("itemtype") {
-                self.tree.facts.discussion |= names_discussion(at.value);
+                self.schema_types(at.value.split_ascii_whitespace().map(|t| {
+                    let t = t.trim_end_matches('/');
+                    t.rsplit('/').next().unwrap_or(t)
+                }));
             } else if n.eq_ignore_ascii_case("hidden") {
                 hidden_attr = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {
@@ -533,7 +536,7 @@ impl<'a> Sink<'a> for Builder {
             "script" => {
                 self.tree.facts.script_bytes += raw.len();
                 if std::mem::take(&mut self.ld_json) {
-                    self.tree.facts.discussion |= names_discussion(raw);
+                    self.schema_types(ld_types(raw));
                 }
             }
             // The document's title, not an svg <title> (whose parent is dead).
@@ -561,9 +564,54 @@ fn stream_segment(id: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether structured data (a JSON-LD script, an `itemtype`) names a discussion: the
-/// schema.org types `DiscussionForumPosting` (forum threads: Discourse, Invision, XenForo)
-/// and `QAPage` (question-and-answer sites).
-fn names_discussion(s: &str) -> bool {
-    s.contains("DiscussionForumPosting") || s.contains("QAPage")
+impl Builder {
+    /// Notes the schema.org types the page declares that tell what kind of page it is:
+    /// `DiscussionForumPosting` (forum threads: Discourse, Invision, XenForo) and `QAPage`
+    /// (question-and-answer sites) make a discussion, whose replies are content;
+    /// `Product` a product page.
+    fn schema_types<'t>(&mut self, types: impl Iterator<Item = &'t str>) {
+        for t in types {
+            let f = &mut self.tree.facts;
+            match t {
+                "DiscussionForumPosting" | "QAPage" => f.discussion = true,
+                "Product" => f.product = true,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The values of every `"@type"` key of a JSON-LD text (a string or an array of them),
+/// read without parsing the JSON: enough to name the page's kind.
+fn ld_types(json: &str) -> impl Iterator<Item = &str> {
+    json.match_indices("\"@type\"").flat_map(move |(at, key)| {
+        let rest = json[at + key.len()..].trim_start();
+        let rest = rest.strip_prefix(':').unwrap_or("").trim_start();
+        let value = match rest.strip_prefix('[') {
+            Some(list) => &list[..list.find(']').unwrap_or(0)],
+            None if rest.starts_with('"') => {
+                let end = rest[1..].find('"').map_or(0, |e| e + 2);
+                &rest[..end]
+            }
+            None => "",
+        };
+        value
+            .split(',')
+            .map(|v| v.trim().trim_matches('"'))
+            .filter(|v| !v.is_empty())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ld_types;
+
+    #[test]
+    fn json_ld_types_are_read_without_parsing() {
+        let json = r#"{"@context":"https://schema.org","@graph":[{"@type" : "Product",
+            "name":"Mug","category":"Kitchen"},{"@type":["WebPage","QAPage"]},
+            {"@type":"Offer","price":"3"}, {"@type": 7}, "@type"]}"#;
+        let t: Vec<&str> = ld_types(json).collect();
+        assert_eq!(t, ["Product", "WebPage", "QAPage", "Offer"]);
+    }
 }

@@ -476,7 +476,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .facts
         .og_type
         .as_deref()
-        .is_some_and(|t| t.to_ascii_lowercase().contains("product"));
+        .is_some_and(|t| t.to_ascii_lowercase().contains("product"))
+        || tree.facts.product;
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     // Inside a block removed so far (nodes are in document order, parents first).

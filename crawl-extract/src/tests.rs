@@ -669,6 +669,17 @@ fn like_sibling_sections_are_kept_together() {
     ));
     assert!(m.contains("our analytics consulting"), "{m}");
     assert!(!m.contains("models for your data"), "{m}");
+    // A product page named so by its structured data (schema.org `Product`, in JSON-LD
+    // or microdata) rather than by `og:type`.
+    for declared in [
+        "<head><script type='application/ld+json'>{\"@context\":\"https://schema.org\",\
+         \"@type\":\"Product\",\"name\":\"Data analytics\"}</script></head>",
+        "<div itemscope itemtype='http://schema.org/Product'></div>",
+    ] {
+        let m = md(&page(declared));
+        assert!(m.contains("our analytics consulting"), "{declared}: {m}");
+        assert!(!m.contains("models for your data"), "{declared}: {m}");
+    }
 }
 
 #[test]

@@ -70,6 +70,8 @@ pub(crate) struct PageFacts {
     /// `DiscussionForumPosting` or `QAPage`, in JSON-LD or microdata): its replies are
     /// content.
     pub(crate) discussion: bool,
+    /// The page's structured data names a schema.org `Product`.
+    pub(crate) product: bool,
 }
 
 /// The parsed document.
