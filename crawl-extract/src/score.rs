@@ -666,7 +666,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // The author marked the article's text (schema.org `itemprop="articleBody"`): when
     // it holds a fair amount of text, and is not one of many (teasers of a listing),
     // it is the content, whatever the text totals around it say.
-    if let Some(b) = article_body(tree, &removed, &good) {
+    // Not on a discussion: the opening post's body is marked so, and the replies are
+    // content too.
+    if let Some(b) = article_body(tree, &removed, &good).filter(|_| !tree.facts.discussion) {
         return Selection { root: b, removed };
     }
     loop {

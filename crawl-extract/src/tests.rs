@@ -1072,6 +1072,39 @@ fn replies_of_a_page_that_declares_a_discussion_are_content() {
 }
 
 #[test]
+fn the_opening_post_marked_as_article_body_is_not_the_whole_thread() {
+    // A forum marks its opening post `itemprop="articleBody"` and each reply
+    // `itemprop="text"`: on a page declared a discussion the thread is the content.
+    let replies: String = (0..5)
+        .map(|i| {
+            format!(
+                "<article class='reply' itemprop='comment'><div itemprop='text'>{}</div></article>",
+                para(&format!("reply number {i} suggests Kyoto"))
+            )
+        })
+        .collect();
+    let page = |itemtype: &str| {
+        format!(
+            "<div itemscope itemtype='{itemtype}'><article class='topic'><h1>First trip</h1>\
+             <div itemprop='articleBody'>{}</div></article>\
+             <section id='replies'>{replies}</section></div>",
+            para("we have never been to Japan and plan a trip of fifteen days")
+        )
+    };
+    let m = md(&page("http://schema.org/DiscussionForumPosting"));
+    assert!(
+        m.contains("never been to Japan") && m.contains("reply number 4"),
+        "{m}"
+    );
+    // On an article the marked body is the content.
+    let m = md(&page("http://schema.org/Article"));
+    assert!(
+        m.contains("never been to Japan") && !m.contains("reply number"),
+        "{m}"
+    );
+}
+
+#[test]
 fn a_comment_section_named_in_the_singular_is_a_comment_section() {
     let html = format!(
         "<head><meta property='og:type' content='article'></head><div class='entry'>\
