@@ -46,10 +46,10 @@ const REVEAL_SHARE: f64 = 0.5;
 /// Shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
 /// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of the text a reader
 /// sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
-/// panels do not count against it). Pages that
-/// fade or switch their body in by script ship it so; the text a sighted reader gets is
-/// that body, not the little left outside it. Every other hidden element stays hidden and
-/// loses its subtree, as if it had never been stored.
+/// panels do not count against it). Pages that fade or switch their body in by script ship
+/// it so; the text a sighted reader gets is that body, not the little left outside it.
+/// Every other hidden element stays hidden and loses its subtree, as if it had never been
+/// stored.
 fn reveal(tree: &mut Tree, toggled: &[u32]) {
     if toggled.is_empty() {
         return;
@@ -337,8 +337,10 @@ impl Builder {
                     self.tree.facts.links.push((h, nf));
                 }
             }
-            Tag::Script if get("src").is_some() => self.tree.facts.script_count += 1,
             Tag::Script => {
+                if get("src").is_some() {
+                    self.tree.facts.script_count += 1;
+                }
                 self.ld_json =
                     get("type").is_some_and(|t| t.eq_ignore_ascii_case("application/ld+json"));
             }
@@ -556,15 +558,7 @@ impl Builder {
     fn push_open(&mut self, o: Open) {
         self.stack.push(o);
     }
-}
 
-/// Whether `id` names a segment of React's streamed rendering (`S:` and a hex number).
-fn stream_segment(id: &str) -> bool {
-    id.strip_prefix("S:")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-impl Builder {
     /// Notes the schema.org types the page declares that tell what kind of page it is:
     /// `DiscussionForumPosting` (forum threads: Discourse, Invision, XenForo) and `QAPage`
     /// (question-and-answer sites) make a discussion, whose replies are content;
@@ -579,6 +573,12 @@ impl Builder {
             }
         }
     }
+}
+
+/// Whether `id` names a segment of React's streamed rendering (`S:` and a hex number).
+fn stream_segment(id: &str) -> bool {
+    id.strip_prefix("S:")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The values of every `"@type"` key of a JSON-LD text (a string or an array of them),

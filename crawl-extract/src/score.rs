@@ -410,6 +410,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let page_h1s = (1..len)
         .filter(|&i| !tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1))
         .count() as u32;
+    // Or the page says so in its structured data (schema.org `DiscussionForumPosting`,
+    // `QAPage`).
     let mut forum_page = tree.facts.discussion;
     for i in (1..len).rev() {
         let node = &tree.nodes[i];
