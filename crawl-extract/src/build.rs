@@ -17,6 +17,8 @@ impl Tree {
             scratch: String::new(),
             toggled: Vec::new(),
             ld_json: false,
+            controls: Vec::new(),
+            panels: Vec::new(),
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -35,7 +37,9 @@ impl Tree {
             dead: false,
         });
         tokenize(html, &mut b);
-        reveal(&mut b.tree, &b.toggled);
+        b.controls.sort_unstable();
+        b.controls.dedup();
+        reveal(&mut b.tree, &b.toggled, &b.panels, &b.controls);
         b.tree
     }
 }
@@ -43,16 +47,29 @@ impl Tree {
 /// Share of the page's text a toggled-hidden element needs to be the page itself.
 const REVEAL_SHARE: f64 = 0.5;
 
-/// Shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
+/// Shows the panels a disclosure opens: elements with an id named by the `aria-controls`
+/// of a toggle that carries `aria-expanded` (an accordion's sections, a FAQ's answers, a
+/// "read more"), hidden by `hidden`, `aria-hidden` or a toggled style. One click shows
+/// them to any reader, so they are the page's text, not text hidden from its readers.
+///
+/// Then shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
 /// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of the text a reader
 /// sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
 /// panels do not count against it). Pages that fade or switch their body in by script ship
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
 /// Every other hidden element stays hidden and loses its subtree, as if it had never been
 /// stored.
-fn reveal(tree: &mut Tree, toggled: &[u32]) {
-    if toggled.is_empty() {
+fn reveal(tree: &mut Tree, toggled: &[u32], panels: &[u32], controls: &[Box<str>]) {
+    if toggled.is_empty() && panels.is_empty() {
         return;
+    }
+    for &t in toggled.iter().chain(panels) {
+        let opened = tree
+            .attrs(t)
+            .is_some_and(|a| !a.id.is_empty() && controls.binary_search(&a.id).is_ok());
+        if opened {
+            tree.nodes[t as usize].hidden = false;
+        }
     }
     let len = tree.nodes.len();
     // Text (non-space bytes) and whether a `<main>`/`<h1>` is inside, outside elements
@@ -145,6 +162,12 @@ struct Builder {
     toggled: Vec<u32>,
     /// The `<script>` just opened holds JSON-LD.
     ld_json: bool,
+    /// Every id named by an `aria-controls` (the panels a toggle opens).
+    controls: Vec<Box<str>>,
+    /// Elements with an id hidden by `hidden`/`aria-hidden` (not by a style that hides for
+    /// good), stored with their subtree so [`reveal`] can show them when a disclosure's
+    /// toggle names them.
+    panels: Vec<u32>,
 }
 
 fn collapse(s: &str) -> String {
@@ -377,6 +400,10 @@ impl<'a> Sink<'a> for Builder {
         let mut hidden_attr = false;
         // Hidden by `display:none`, `visibility:hidden` or `opacity:0` alone.
         let mut toggled = false;
+        let mut aria_hidden = false;
+        let mut for_good = false;
+        let mut controls: Option<&str> = None;
+        let mut expands = false;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -429,24 +456,47 @@ impl<'a> Sink<'a> for Builder {
                 }));
             } else if n.eq_ignore_ascii_case("hidden") {
                 hidden_attr = true;
+            } else if n.eq_ignore_ascii_case("aria-controls") {
+                controls = Some(at.value);
+            } else if n.eq_ignore_ascii_case("aria-expanded") {
+                expands = true;
             } else if n.eq_ignore_ascii_case("aria-hidden") {
-                hidden |= at.value.trim().eq_ignore_ascii_case("true");
+                let v = at.value.trim().eq_ignore_ascii_case("true");
+                hidden |= v;
+                aria_hidden |= v;
             } else if n.eq_ignore_ascii_case("style") && style_hides(at.value) {
                 if style_toggles(at.value) {
                     toggled = true;
                 } else {
                     hidden = true;
+                    for_good = true;
                 }
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
+            }
+        }
+        // A disclosure's toggle (`aria-expanded` beside `aria-controls`: accordions, "show
+        // more", FAQ questions) names the panel it opens; tabs (`aria-selected`) do not count.
+        if let Some(c) = controls.filter(|_| expands) {
+            for id in c.split_ascii_whitespace() {
+                self.controls.push(id.into());
             }
         }
         // React's streamed server rendering sends each late part of the page as a
         // `<div hidden id="S:n">` that its script moves into place at once: content.
         hidden |= hidden_attr && !(tag == Tag::Div && stream_segment(&a.id));
+        // A panel a disclosure may open (a toggle's `aria-controls` names its id, known only
+        // at the end): hidden by `hidden` or `aria-hidden`, not by a style that hides for good.
+        let panel = hidden
+            && !for_good
+            && (hidden_attr || aria_hidden)
+            && !a.id.is_empty()
+            && !self.keep_hidden
+            && !tag.is_dropped();
         // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.
-        let hidden = hidden && !self.keep_hidden;
-        // Hidden only by a toggled style: kept, with its subtree, until `reveal` decides.
-        let toggled = toggled && !hidden && !self.keep_hidden && !tag.is_dropped();
+        let hidden = hidden && !panel && !self.keep_hidden;
+        // Hidden only by a toggled style, or a panel: kept, with its subtree, until `reveal`
+        // decides.
+        let toggled = (toggled || panel) && !hidden && !self.keep_hidden && !tag.is_dropped();
         let dropped = tag.is_dropped() || hidden;
         let attrs = if any {
             self.tree.attrs.push(a);
@@ -468,7 +518,9 @@ impl<'a> Sink<'a> for Builder {
             return;
         }
         let id = self.append(Kind::Element { tag, attrs }, dropped || toggled);
-        if toggled {
+        if panel {
+            self.panels.push(id);
+        } else if toggled {
             self.toggled.push(id);
         }
         if !void {

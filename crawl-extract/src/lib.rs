@@ -32,6 +32,9 @@ pub struct ExtractOptions {
     /// hidden only by `display`, `visibility` or `opacity` that holds the page's `<h1>` or
     /// `<main>` and at least half of the text a reader sees with it shown (the page's text
     /// outside every such element, plus its own) is kept: a body that a script fades in.
+    /// And a panel that a disclosure opens (its id named by the `aria-controls` of a toggle
+    /// with `aria-expanded`: an accordion section, a FAQ answer) is kept when hidden by
+    /// `hidden`, `aria-hidden` or one of those three: one click shows it to any reader.
     pub keep_hidden: bool,
     /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,

@@ -924,6 +924,49 @@ fn a_page_body_shown_by_script_is_weighed_against_what_a_reader_sees() {
 }
 
 #[test]
+fn a_panel_a_disclosure_opens_is_content() {
+    // The ARIA disclosure pattern (accordions, FAQ answers, "read more"): a toggle with
+    // `aria-expanded` names the collapsed panel in `aria-controls`. One click shows it to
+    // any reader.
+    let faq = |hide: &str| {
+        format!(
+            "<main><h1>Building permits</h1><p>Most work on a house needs a permit from the city.</p>\
+             <h2>Questions</h2>\
+             <button aria-expanded='false' aria-controls='faq-1'>Do I need a permit for a fence?</button>\
+             <div id='faq-1' {hide}><p>Fences over six feet need a permit and an inspection.</p></div>\
+             <button aria-expanded='false' aria-controls='faq-2'>How long does review take?</button>\
+             <div id='faq-2' {hide}><p>Review takes ten working days for a complete application.</p></div>\
+             </main>"
+        )
+    };
+    for hide in ["hidden", "aria-hidden='true'", "style='display:none'"] {
+        let m = md(&faq(hide));
+        assert!(
+            m.contains("Fences over six feet") && m.contains("ten working days"),
+            "{hide}: {m}"
+        );
+    }
+    // Tabs name their panels too, but with `aria-selected`: the hidden tab stays hidden.
+    let m = md(&faq("hidden").replace("aria-expanded='false'", "role='tab' aria-selected='false'"));
+    assert!(!m.contains("Fences over six feet"), "{m}");
+    // A panel no toggle names stays hidden, as does one hidden for good, or one whose
+    // toggle is itself hidden for good.
+    let m = md(&faq("hidden").replace("aria-controls='faq-1'", ""));
+    assert!(
+        !m.contains("Fences over six feet") && m.contains("ten working days"),
+        "{m}"
+    );
+    let m = md(&faq("style='font-size:0'"));
+    assert!(!m.contains("Fences over six feet"), "{m}");
+    let m = md(&faq("hidden").replace(
+        "<button aria-expanded='false' aria-controls='faq-1'>Do I need a permit for a fence?</button>",
+        "<div style='position:absolute;left:-9999px'><button aria-expanded='false' \
+         aria-controls='faq-1'>Do I need a permit for a fence?</button></div>",
+    ));
+    assert!(!m.contains("Fences over six feet"), "{m}");
+}
+
+#[test]
 fn hidden_text_that_is_not_the_page_body_stays_hidden() {
     // Most of a short page's text, hidden, but not its title or main landmark.
     let m = whole(
