@@ -1,7 +1,7 @@
 //! Tree construction from tokens: implicit closes, depth cap, dropped and hidden
 //! subtrees, and the page facts gathered on the way.
 
-use super::hidden::{style_hides, style_toggles};
+use super::hidden::{style_collapses, style_hides, style_toggles};
 use super::tokenize::{decode_into, tokenize, RawAttr, Sink};
 use super::tree::{Attrs, Kind, Node, Tag, Tree, MAX_DEPTH, NONE};
 use super::ExtractOptions;
@@ -402,6 +402,8 @@ impl<'a> Sink<'a> for Builder {
         let mut toggled = false;
         let mut aria_hidden = false;
         let mut for_good = false;
+        // Hidden by a style an accordion uses for a closed panel (a zero height).
+        let mut collapsed = false;
         let mut controls: Option<&str> = None;
         let mut expands = false;
         for at in raw {
@@ -469,7 +471,8 @@ impl<'a> Sink<'a> for Builder {
                     toggled = true;
                 } else {
                     hidden = true;
-                    for_good = true;
+                    collapsed = style_collapses(at.value);
+                    for_good = !collapsed;
                 }
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
             }
@@ -488,7 +491,7 @@ impl<'a> Sink<'a> for Builder {
         // at the end): hidden by `hidden` or `aria-hidden`, not by a style that hides for good.
         let panel = hidden
             && !for_good
-            && (hidden_attr || aria_hidden)
+            && (hidden_attr || aria_hidden || collapsed)
             && !a.id.is_empty()
             && !self.keep_hidden
             && !tag.is_dropped();

@@ -118,6 +118,43 @@ pub(crate) fn style_toggles(style: &str) -> bool {
     !style_hides(&rest.join(";"))
 }
 
+/// For a `style` that [`style_hides`]: `true` when it hides only the way an accordion
+/// keeps a panel closed: the toggled properties of [`style_toggles`], or a zero
+/// `height`/`max-height` under `overflow:hidden` (the state a collapse animation starts
+/// from), with no width of a pixel or less (the screen-reader-only box).
+pub(crate) fn style_collapses(style: &str) -> bool {
+    if style_toggles(style) {
+        return true;
+    }
+    let (mut zero_height, mut overflow_hidden, mut thin) = (false, false, false);
+    let rest: Vec<&str> = style
+        .split(';')
+        .filter(|d| {
+            let (prop, value) = d.split_once(':').unwrap_or((d, ""));
+            let prop = prop.trim().to_ascii_lowercase();
+            let value = value.trim().to_ascii_lowercase();
+            let size = number(value.trim_end_matches("!important").trim()).map(|(n, _)| n);
+            match prop.as_str() {
+                "display" | "visibility" | "opacity" => false,
+                "height" | "max-height" => {
+                    zero_height |= size.is_some_and(|n| n <= 0.0);
+                    false
+                }
+                "overflow" | "overflow-y" => {
+                    overflow_hidden |= value.starts_with("hidden") || value.starts_with("clip");
+                    false
+                }
+                "width" | "max-width" => {
+                    thin |= size.is_some_and(|n| n <= 1.0);
+                    true
+                }
+                _ => true,
+            }
+        })
+        .collect();
+    zero_height && overflow_hidden && !thin && !style_hides(&rest.join(";"))
+}
+
 /// A length far outside the viewport: -1000px or more to the left/top (-60em, -100%).
 fn far_off((n, unit): (f64, &str)) -> bool {
     match unit {
@@ -140,7 +177,27 @@ fn number(v: &str) -> Option<(f64, &str)> {
 
 #[cfg(test)]
 mod tests {
-    use super::style_hides;
+    use super::{style_collapses, style_hides};
+
+    #[test]
+    fn collapsing_styles() {
+        for s in [
+            "display:none",
+            "height:0;overflow:hidden",
+            "overflow: hidden; height: 0px; visibility: hidden",
+            "max-height: 0; overflow-y: hidden",
+        ] {
+            assert!(style_hides(s) && style_collapses(s), "{s}");
+        }
+        for s in [
+            "font-size:0",
+            "height:0;overflow:hidden;position:absolute;left:-9999px",
+            "width:1px;height:1px;overflow:hidden",
+            "clip-path: inset(50%)",
+        ] {
+            assert!(style_hides(s) && !style_collapses(s), "{s}");
+        }
+    }
 
     #[test]
     fn hiding_styles() {

@@ -939,7 +939,14 @@ fn a_panel_a_disclosure_opens_is_content() {
              </main>"
         )
     };
-    for hide in ["hidden", "aria-hidden='true'", "style='display:none'"] {
+    for hide in [
+        "hidden",
+        "aria-hidden='true'",
+        "style='display:none'",
+        // A collapse animation's closed state.
+        "style='overflow: hidden; height: 0px; visibility: hidden'",
+        "style='max-height:0;overflow:hidden'",
+    ] {
         let m = md(&faq(hide));
         assert!(
             m.contains("Fences over six feet") && m.contains("ten working days"),
@@ -957,6 +964,8 @@ fn a_panel_a_disclosure_opens_is_content() {
         "{m}"
     );
     let m = md(&faq("style='font-size:0'"));
+    assert!(!m.contains("Fences over six feet"), "{m}");
+    let m = md(&faq("style='height:0;overflow:hidden'").replace("aria-controls='faq-1'", ""));
     assert!(!m.contains("Fences over six feet"), "{m}");
     let m = md(&faq("hidden").replace(
         "<button aria-expanded='false' aria-controls='faq-1'>Do I need a permit for a fence?</button>",
