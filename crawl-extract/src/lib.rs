@@ -34,7 +34,8 @@ pub struct ExtractOptions {
     /// outside every such element, plus its own) is kept: a body that a script fades in.
     /// And a panel that a disclosure opens (its id named by the `aria-controls` of a toggle
     /// with `aria-expanded`: an accordion section, a FAQ answer) is kept when hidden by
-    /// `hidden`, `aria-hidden` or one of those three: one click shows it to any reader.
+    /// `hidden`, `aria-hidden`, one of those three or a zero height under `overflow:hidden`:
+    /// one click shows it to any reader.
     pub keep_hidden: bool,
     /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,
