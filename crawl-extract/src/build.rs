@@ -19,6 +19,7 @@ impl Tree {
             ld_json: false,
             controls: Vec::new(),
             panels: Vec::new(),
+            labels: Vec::new(),
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -39,7 +40,7 @@ impl Tree {
         tokenize(html, &mut b);
         b.controls.sort_unstable();
         b.controls.dedup();
-        reveal(&mut b.tree, &b.toggled, &b.panels, &b.controls);
+        reveal(&mut b.tree, &b.toggled, &b.panels, &b.controls, &b.labels);
         b.tree
     }
 }
@@ -59,18 +60,48 @@ const REVEAL_SHARE: f64 = 0.5;
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
 /// Every other hidden element stays hidden and loses its subtree, as if it had never been
 /// stored.
-fn reveal(tree: &mut Tree, toggled: &[u32], panels: &[u32], controls: &[Box<str>]) {
-    if toggled.is_empty() && panels.is_empty() {
+fn reveal(
+    tree: &mut Tree,
+    toggled: &[u32],
+    panels: &[u32],
+    controls: &[Box<str>],
+    labels: &[(u32, Box<str>)],
+) {
+    if toggled.is_empty() && panels.is_empty() && labels.is_empty() {
         return;
     }
+    let named = |tree: &Tree, n: u32| {
+        tree.attrs(n)
+            .is_some_and(|a| !a.id.is_empty() && controls.binary_search(&a.id).is_ok())
+    };
     for &t in toggled.iter().chain(panels) {
-        let opened = tree
-            .attrs(t)
-            .is_some_and(|a| !a.id.is_empty() && controls.binary_search(&a.id).is_ok());
-        if opened {
+        if named(tree, t) {
             tree.nodes[t as usize].hidden = false;
         }
     }
+    // A disclosure's button is its panel's title when the panel is shown (opened here, or
+    // open from the start).
+    let mut opened: Vec<&str> = Vec::new();
+    if !labels.is_empty() {
+        for n in 1..tree.nodes.len() as u32 {
+            if !tree.nodes[n as usize].hidden && named(tree, n) {
+                opened.extend(tree.attrs(n).map(|a| &*a.id));
+            }
+        }
+        opened.sort_unstable();
+    }
+    let shown: Vec<u32> = labels
+        .iter()
+        .filter(|(_, ids)| {
+            ids.split_ascii_whitespace()
+                .any(|id| opened.binary_search(&id).is_ok())
+        })
+        .map(|&(b, _)| b)
+        .collect();
+    for b in shown {
+        tree.nodes[b as usize].hidden = false;
+    }
+
     let len = tree.nodes.len();
     // Text (non-space bytes) and whether a `<main>`/`<h1>` is inside, outside elements
     // hidden for good (those were not stored).
@@ -168,6 +199,9 @@ struct Builder {
     /// good), stored with their subtree so [`reveal`] can show them when a disclosure's
     /// toggle names them.
     panels: Vec<u32>,
+    /// Disclosure buttons and the ids they control, stored hidden with their subtree:
+    /// [`reveal`] shows the ones whose panel it opens.
+    labels: Vec<(u32, Box<str>)>,
 }
 
 fn collapse(s: &str) -> String {
@@ -500,7 +534,13 @@ impl<'a> Sink<'a> for Builder {
         // Hidden only by a toggled style, or a panel: kept, with its subtree, until `reveal`
         // decides.
         let toggled = (toggled || panel) && !hidden && !self.keep_hidden && !tag.is_dropped();
-        let dropped = tag.is_dropped() || hidden;
+        // A disclosure's `<button>` (form controls are dropped): its text is the panel's
+        // title (a FAQ's question), kept, hidden, until `reveal` knows whether it opened one.
+        let label = (tag == Tag::Button && expands && !hidden && !toggled && !self.keep_hidden)
+            .then_some(controls)
+            .flatten();
+        let toggled = toggled || label.is_some();
+        let dropped = (tag.is_dropped() && label.is_none()) || hidden;
         let attrs = if any {
             self.tree.attrs.push(a);
             (self.tree.attrs.len() - 1) as u32
@@ -521,7 +561,9 @@ impl<'a> Sink<'a> for Builder {
             return;
         }
         let id = self.append(Kind::Element { tag, attrs }, dropped || toggled);
-        if panel {
+        if let Some(c) = label {
+            self.labels.push((id, c.into()));
+        } else if panel {
             self.panels.push(id);
         } else if toggled {
             self.toggled.push(id);

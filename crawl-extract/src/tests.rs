@@ -952,15 +952,29 @@ fn a_panel_a_disclosure_opens_is_content() {
             m.contains("Fences over six feet") && m.contains("ten working days"),
             "{hide}: {m}"
         );
+        // The toggle is a `<button>` (form controls are dropped): its text, the question,
+        // is the panel's title and stays with it.
+        assert!(
+            m.contains("Do I need a permit for a fence?") && m.contains("How long does review"),
+            "{hide}: {m}"
+        );
     }
+    // A panel open from the start keeps its question too.
+    let m = md(&faq("hidden").replace(" hidden>", ">"));
+    assert!(m.contains("Do I need a permit for a fence?"), "{m}");
     // Tabs name their panels too, but with `aria-selected`: the hidden tab stays hidden.
     let m = md(&faq("hidden").replace("aria-expanded='false'", "role='tab' aria-selected='false'"));
-    assert!(!m.contains("Fences over six feet"), "{m}");
+    assert!(
+        !m.contains("Fences over six feet") && !m.contains("Do I need a permit"),
+        "{m}"
+    );
     // A panel no toggle names stays hidden, as does one hidden for good, or one whose
     // toggle is itself hidden for good.
     let m = md(&faq("hidden").replace("aria-controls='faq-1'", ""));
     assert!(
-        !m.contains("Fences over six feet") && m.contains("ten working days"),
+        !m.contains("Fences over six feet")
+            && !m.contains("Do I need a permit")
+            && m.contains("ten working days"),
         "{m}"
     );
     let m = md(&faq("style='font-size:0'"));
