@@ -106,16 +106,19 @@ pub(crate) fn style_hides(style: &str) -> bool {
 /// not a way to hide text for good (font-size 0, transparent colour, clipping, off-screen or
 /// 1px boxes are).
 pub(crate) fn style_toggles(style: &str) -> bool {
+    !hides_without(style, &["display", "visibility", "opacity"])
+}
+
+/// Whether `style` still hides with the declarations of `props` left out.
+fn hides_without(style: &str, props: &[&str]) -> bool {
     let rest: Vec<&str> = style
         .split(';')
         .filter(|d| {
             let prop = d.split(':').next().unwrap_or("").trim();
-            !["display", "visibility", "opacity"]
-                .iter()
-                .any(|p| prop.eq_ignore_ascii_case(p))
+            !props.iter().any(|p| prop.eq_ignore_ascii_case(p))
         })
         .collect();
-    !style_hides(&rest.join(";"))
+    style_hides(&rest.join(";"))
 }
 
 /// For a `style` that [`style_hides`]: `true` when it hides only the way an accordion
@@ -127,32 +130,34 @@ pub(crate) fn style_collapses(style: &str) -> bool {
         return true;
     }
     let (mut zero_height, mut overflow_hidden, mut thin) = (false, false, false);
-    let rest: Vec<&str> = style
-        .split(';')
-        .filter(|d| {
-            let (prop, value) = d.split_once(':').unwrap_or((d, ""));
-            let prop = prop.trim().to_ascii_lowercase();
-            let value = value.trim().to_ascii_lowercase();
-            let size = number(value.trim_end_matches("!important").trim()).map(|(n, _)| n);
-            match prop.as_str() {
-                "display" | "visibility" | "opacity" => false,
-                "height" | "max-height" => {
-                    zero_height |= size.is_some_and(|n| n <= 0.0);
-                    false
-                }
-                "overflow" | "overflow-y" => {
-                    overflow_hidden |= value.starts_with("hidden") || value.starts_with("clip");
-                    false
-                }
-                "width" | "max-width" => {
-                    thin |= size.is_some_and(|n| n <= 1.0);
-                    true
-                }
-                _ => true,
+    for d in style.split(';') {
+        let (prop, value) = d.split_once(':').unwrap_or((d, ""));
+        let value = value.trim().to_ascii_lowercase();
+        let size = number(value.trim_end_matches("!important").trim()).map(|(n, _)| n);
+        match prop.trim().to_ascii_lowercase().as_str() {
+            "height" | "max-height" => zero_height |= size.is_some_and(|n| n <= 0.0),
+            "overflow" | "overflow-y" => {
+                overflow_hidden |= value.starts_with("hidden") || value.starts_with("clip")
             }
-        })
-        .collect();
-    zero_height && overflow_hidden && !thin && !style_hides(&rest.join(";"))
+            "width" | "max-width" => thin |= size.is_some_and(|n| n <= 1.0),
+            _ => {}
+        }
+    }
+    zero_height
+        && overflow_hidden
+        && !thin
+        && !hides_without(
+            style,
+            &[
+                "display",
+                "visibility",
+                "opacity",
+                "height",
+                "max-height",
+                "overflow",
+                "overflow-y",
+            ],
+        )
 }
 
 /// A length far outside the viewport: -1000px or more to the left/top (-60em, -100%).

@@ -378,7 +378,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
     let mut in_link = vec![false; len];
+    // The page's `<h1>`s (hidden ones were pruned, or are childless and marked).
+    let mut page_h1s = 0u32;
     for i in 1..len {
+        page_h1s += u32::from(!tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1));
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
@@ -400,16 +403,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut raw = vec![0u32; len];
     // Subtree holds the page's <main>, an <article> with prose or the <h1>: never chrome.
     let mut has_main = vec![false; len];
-    // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
-    // replies are content even when marked as comments (Vanilla on og:type=article).
-    let mut has_h1 = vec![false; len];
     // `<h1>`s and `<main>` in each subtree: a dialog is guarded only by the page's `<main>`
     // or by every `<h1>` of the page (a terms modal titles its own table of contents).
     let mut h1s = vec![0u32; len];
     let mut mains = vec![false; len];
-    let page_h1s = (1..len)
-        .filter(|&i| !tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1))
-        .count() as u32;
+    // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
+    // replies are content even when marked as comments (Vanilla on og:type=article).
     // Or the page says so in its structured data (schema.org `DiscussionForumPosting`,
     // `QAPage`).
     let mut forum_page = tree.facts.discussion;
@@ -454,10 +453,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
-        if tree.tag(i as u32) == Some(Tag::H1) {
-            has_h1[i] = true;
-        }
-        if has_h1[i] && !forum_page {
+        if h1s[i] > 0 && !forum_page {
             forum_page = tree.attrs(i as u32).is_some_and(|a| {
                 a.class
                     .split_ascii_whitespace()
@@ -465,7 +461,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                     .any(is_forum_token)
             });
         }
-        has_h1[p] |= has_h1[i];
     }
     let total = raw[0].max(1);
     let article_page = tree
@@ -517,7 +512,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 && (article_page
                     || in_article[i]
                     || outside >= prose[i]
-                    || (has_h1[0] && !has_h1[i]))
+                    || (h1s[0] > 0 && h1s[i] == 0))
                 || text_before >= COMMENTS_AFTER_TEXT && raw[i] >= COMMENTS_MIN && !has_main[i]);
         // A chrome-classed block holding most of the page's text is taken for the page
         // wrapper (`has-sidebar`), unless the page's prose lies outside it: a blog's

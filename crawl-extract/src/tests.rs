@@ -1071,24 +1071,33 @@ fn only_http_links_and_same_site_images_are_written() {
     assert!(!extract(html, &url(), &none).markdown.contains("!["));
 }
 
-#[test]
-fn replies_under_a_post_are_dropped_even_when_they_outweigh_it() {
-    // No og:type, no <article>: the replies hold more prose than the post, but they
-    // sit outside the block holding the page's <h1>.
-    let replies: String = (0..6)
+/// `n` replies in list items, each a paragraph "reply number i says thanks".
+fn thanks_replies(n: usize) -> String {
+    (0..n)
         .map(|i| {
             format!(
                 "<li>{}</li>",
                 para(&format!("reply number {i} says thanks"))
             )
         })
-        .collect();
-    let html = format!(
+        .collect()
+}
+
+/// A titled post, then `replies` in a block classed as comments.
+fn post_and_replies(replies: &str) -> String {
+    format!(
         "<div class='post'><h1>Forgiving your enemies</h1>{}</div>\
          <div id='comments' class='comments'><ol>{replies}</ol></div>",
         para("the story itself")
-    );
-    let m = md(&html);
+    )
+}
+
+#[test]
+fn replies_under_a_post_are_dropped_even_when_they_outweigh_it() {
+    // No og:type, no <article>: the replies hold more prose than the post, but they
+    // sit outside the block holding the page's <h1>.
+    let replies = thanks_replies(6);
+    let m = md(&post_and_replies(&replies));
     assert!(
         m.contains("the story itself") && !m.contains("reply number"),
         "{m}"
@@ -1105,19 +1114,8 @@ fn replies_of_a_page_that_declares_a_discussion_are_content() {
     // The same post and replies as above, on a page whose structured data says it is a
     // forum thread (schema.org `DiscussionForumPosting`, or a `QAPage`): the replies
     // are the thread, not comments under an article.
-    let replies: String = (0..6)
-        .map(|i| {
-            format!(
-                "<li>{}</li>",
-                para(&format!("reply number {i} says thanks"))
-            )
-        })
-        .collect();
-    let body = format!(
-        "<div class='post'><h1>Forgiving your enemies</h1>{}</div>\
-         <div id='comments' class='comments'><ol>{replies}</ol></div>",
-        para("the story itself")
-    );
+    let replies = thanks_replies(6);
+    let body = post_and_replies(&replies);
     for declared in [
         "<script type='application/ld+json'>{\"@context\":\"https://schema.org\",\
          \"@type\":\"DiscussionForumPosting\",\"headline\":\"Forgiving\"}</script>",
@@ -1288,14 +1286,7 @@ fn a_comment_thread_after_a_post_written_in_divs_is_chrome() {
     let post: String = (0..30)
         .map(|i| format!("<div>The story part {i} tells what happened at the meeting today.</div>"))
         .collect();
-    let replies: String = (0..12)
-        .map(|i| {
-            format!(
-                "<li>{}</li>",
-                para(&format!("reply number {i} says thanks"))
-            )
-        })
-        .collect();
+    let replies = thanks_replies(12);
     let html = format!(
         "<div class='story'><h2>The toolbox</h2>{post}</div>\
          <section id='comments'><ol>{replies}</ol></section>"
