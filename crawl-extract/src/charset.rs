@@ -1,6 +1,8 @@
 //! Character-set detection and decoding of fetched HTML bytes.
 
-use encoding_rs::{Encoding, UTF_8};
+use std::borrow::Cow;
+
+use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 
 /// Extracts `charset=` from a `Content-Type`-style value.
 fn charset_param(v: &str) -> Option<&str> {
@@ -65,9 +67,147 @@ pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
     s.into_owned()
 }
 
+/// The byte a UTF-8 continuation byte (0x80–0xBF) became when it was read as Latin-1 or
+/// windows-1252: the character itself below U+0100, else windows-1252's mapping (`€`, `’`).
+fn continuation(c: char) -> Option<u8> {
+    if ('\u{80}'..='\u{BF}').contains(&c) {
+        return Some(c as u8);
+    }
+    let mut buf = [0u8; 4];
+    let (bytes, _, bad) = WINDOWS_1252.encode(c.encode_utf8(&mut buf));
+    match *bytes {
+        [b @ 0x80..=0xBF] if !bad && c > '\u{FF}' => Some(b),
+        _ => None,
+    }
+}
+
+/// Whether `c` read as a continuation byte is rare enough after a letter to be trusted
+/// as one: a C1 control, or a windows-1252 sign no typist puts after a capital (not the
+/// quotes, dashes, ellipsis, bullet, `€` or `™` that follow `CAFÉ` in real text).
+fn rare_continuation(c: char) -> bool {
+    ('\u{80}'..='\u{9F}').contains(&c)
+        || matches!(
+            continuation(c),
+            Some(0x82..=0x84 | 0x86..=0x8C | 0x8E | 0x98 | 0x9A..=0x9F)
+        )
+}
+
+/// Repairs text that was UTF-8 read as Latin-1 or windows-1252 somewhere upstream and
+/// served again as UTF-8 (*double-encoded*: `Â ` for a no-break space, `â€™` for `’`,
+/// `Ã©` for `é`): the page's bytes are valid and its charset right, but every non-ASCII
+/// character of the source shows as two or three. A run of a lead (`Â`–`ô`) and the
+/// continuations UTF-8 needs after it is replaced by the character those bytes encode
+/// when they are valid UTF-8. Runs led by `Â`/`Ã` (the Latin-1 range) or by a three- or
+/// four-byte lead are taken whole; other two-byte leads are capitals and `ß`, which real
+/// text follows with quotes and dashes (`CAFÉ’S`), so they are taken only before a
+/// continuation no text has there (a C1 control, `‚`, `ˆ`, `›`...: Polish `ł` was `Å‚`).
+pub(crate) fn repair_double_utf8(s: &str) -> Cow<'_, str> {
+    // Leads U+00C2–U+00F4 are the bytes C3 82–C3 B4 in UTF-8.
+    let b = s.as_bytes();
+    if !b
+        .windows(2)
+        .any(|w| w[0] == 0xC3 && (0x82..=0xB4).contains(&w[1]))
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut done = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, lead)) = chars.next() {
+        let need = match lead {
+            '\u{C2}'..='\u{DF}' => 1,
+            '\u{E0}'..='\u{EF}' => 2,
+            '\u{F0}'..='\u{F4}' => 3,
+            _ => continue,
+        };
+        let trusted = need > 1 || matches!(lead, '\u{C2}' | '\u{C3}');
+        let mut bytes = [lead as u8, 0, 0, 0];
+        let mut ahead = chars.clone();
+        let mut end = i + lead.len_utf8();
+        let mut taken = 0;
+        for slot in &mut bytes[1..=need] {
+            let Some((j, c)) = ahead.next() else { break };
+            match continuation(c) {
+                Some(byte) if trusted || rare_continuation(c) => {
+                    *slot = byte;
+                    end = j + c.len_utf8();
+                    taken += 1;
+                }
+                _ => break,
+            }
+        }
+        let Some(fixed) = (taken == need)
+            .then(|| std::str::from_utf8(&bytes[..=need]).ok())
+            .flatten()
+        else {
+            continue;
+        };
+        out.push_str(&s[done..i]);
+        match fixed.chars().next() {
+            // A C1 control was a windows-1252 byte read as Latin-1 once more (`Â•`
+            // for 0x95): the sign that byte stands for.
+            Some(c @ '\u{80}'..='\u{9F}') => {
+                out.push_str(&WINDOWS_1252.decode_without_bom_handling(&[c as u8]).0)
+            }
+            _ => out.push_str(fixed),
+        }
+        done = end;
+        chars = ahead;
+    }
+    if done == 0 {
+        return Cow::Borrowed(s);
+    }
+    out.push_str(&s[done..]);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::decode_html;
+    use super::{decode_html, repair_double_utf8};
+
+    #[test]
+    fn double_encoded_utf8_is_repaired() {
+        let fix = |s: &str| repair_double_utf8(s).into_owned();
+        // Read as windows-1252: the common signatures.
+        assert_eq!(fix("offers\u{C2}\u{A0}a free"), "offers\u{A0}a free");
+        assert_eq!(fix("don\u{E2}\u{20AC}\u{2122}t"), "don\u{2019}t");
+        assert_eq!(
+            fix("caf\u{C3}\u{A9} cr\u{C3}\u{A8}me"),
+            "caf\u{E9} cr\u{E8}me"
+        );
+        // Read as Latin-1: the em dash's bytes came through as C1 controls.
+        assert_eq!(fix("right\u{E2}\u{80}\u{94}robust"), "right\u{2014}robust");
+        // A four-byte emoji, and Polish ł (C5 82) behind a capital.
+        assert_eq!(fix("\u{F0}\u{178}\u{2DC}\u{20AC}!"), "\u{1F600}!");
+        assert_eq!(fix("Wroc\u{C5}\u{201A}aw"), "Wroc\u{142}aw");
+        // Latin-1 read as Latin-1: À is C3 80, the 80 a C1 control.
+        assert_eq!(fix("\u{C3}\u{80} la carte"), "\u{C0} la carte");
+        // A windows-1252 bullet read as Latin-1, then double-encoded: the bullet.
+        assert_eq!(fix("\u{C2}\u{2022} one"), "\u{2022} one");
+    }
+
+    #[test]
+    fn real_latin_text_is_left_alone() {
+        for s in [
+            "CAF\u{C9}\u{2019}S MENU",                     // É then ’: not ɒ
+            "\u{AB}Caf\u{E9}\u{BB} \u{E0} \u{AB}la\u{BB}", // «Café» à «la»
+            "S\u{C3}O PAULO, na\u{EF}ve, \u{C9}T\u{C9}\u{2026}",
+            "GR\u{DC}NE\u{2014}und \u{D6}\u{2013}",
+            "\u{C3}",         // a lead at the end
+            "\u{E2}\u{20AC}", // a three-byte lead one short
+        ] {
+            assert_eq!(repair_double_utf8(s), s);
+        }
+        // Overlong and surrogate byte sequences are not characters.
+        assert_eq!(
+            repair_double_utf8("\u{E0}\u{80}\u{80}"),
+            "\u{E0}\u{80}\u{80}"
+        );
+        assert_eq!(
+            repair_double_utf8("\u{ED}\u{A0}\u{80}"),
+            "\u{ED}\u{A0}\u{80}"
+        );
+    }
 
     #[test]
     fn utf8_bom() {

@@ -4,6 +4,7 @@
 //! doctypes and raw-text elements, which is all the extractor needs. It never
 //! recurses and only slices the input at ASCII delimiters, so any `&str` is safe.
 
+use crate::charset::repair_double_utf8;
 use std::borrow::Cow;
 
 /// One attribute of a start tag: name as written, value still entity-encoded.
@@ -244,8 +245,8 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
 }
 
-/// Appends `raw` to `out`, decoding character references and dropping
-/// invisible characters and C0 controls other than whitespace.
+/// Appends `raw` to `out`, repairing double-encoded UTF-8, decoding character references
+/// and dropping invisible characters and C0 controls other than whitespace.
 pub(crate) fn decode_into(raw: &str, out: &mut String) {
     let needs_work = raw
         .bytes()
@@ -254,7 +255,8 @@ pub(crate) fn decode_into(raw: &str, out: &mut String) {
         out.push_str(raw);
         return;
     }
-    let mut rest = raw;
+    let repaired = repair_double_utf8(raw);
+    let mut rest: &str = &repaired;
     while let Some(p) =
         rest.find(|c: char| c == '&' || is_invisible(c) || (c.is_control() && !c.is_whitespace()))
     {
@@ -369,5 +371,10 @@ mod tests {
         assert_eq!(dec("&unknown; &"), "&unknown; &");
         assert_eq!(dec("x\u{200B}y\u{202E}z&#x200b;"), "xyz");
         assert_eq!(dec("&#128;"), "\u{20ac}");
+        // Double-encoded UTF-8 is repaired before its C1 controls would be dropped.
+        assert_eq!(
+            dec("a\u{E2}\u{80}\u{94}b &amp; don\u{E2}\u{20AC}\u{2122}t"),
+            "a\u{2014}b & don\u{2019}t"
+        );
     }
 }
