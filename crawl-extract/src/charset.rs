@@ -92,6 +92,21 @@ fn rare_continuation(c: char) -> bool {
         )
 }
 
+/// The sign a C1 control stands for when it is a windows-1252 byte that was read as
+/// Latin-1; `None` for the five bytes windows-1252 leaves unassigned and for other
+/// characters.
+pub(crate) fn windows_1252_sign(c: char) -> Option<char> {
+    if !('\u{80}'..='\u{9F}').contains(&c) {
+        return None;
+    }
+    let sign = WINDOWS_1252
+        .decode_without_bom_handling(&[c as u8])
+        .0
+        .chars()
+        .next()?;
+    (sign != c).then_some(sign)
+}
+
 /// Repairs text that was UTF-8 read as Latin-1 or windows-1252 somewhere upstream and
 /// served again as UTF-8 (*double-encoded*: `Â ` for a no-break space, `â€™` for `’`,
 /// `Ã©` for `é`): the page's bytes are valid and its charset right, but every non-ASCII
@@ -143,14 +158,9 @@ pub(crate) fn repair_double_utf8(s: &str) -> Cow<'_, str> {
             continue;
         };
         out.push_str(&s[done..i]);
-        match fixed.chars().next() {
-            // A C1 control was a windows-1252 byte read as Latin-1 once more (`Â•`
-            // for 0x95): the sign that byte stands for.
-            Some(c @ '\u{80}'..='\u{9F}') => {
-                out.push_str(&WINDOWS_1252.decode_without_bom_handling(&[c as u8]).0)
-            }
-            _ => out.push_str(fixed),
-        }
+        // A C1 control was a windows-1252 byte read as Latin-1 once more (`Â•` for
+        // 0x95): it is left for the text decoder, which reads it as that sign.
+        out.push_str(fixed);
         done = end;
         chars = ahead;
     }
@@ -182,8 +192,9 @@ mod tests {
         assert_eq!(fix("Wroc\u{C5}\u{201A}aw"), "Wroc\u{142}aw");
         // Latin-1 read as Latin-1: À is C3 80, the 80 a C1 control.
         assert_eq!(fix("\u{C3}\u{80} la carte"), "\u{C0} la carte");
-        // A windows-1252 bullet read as Latin-1, then double-encoded: the bullet.
-        assert_eq!(fix("\u{C2}\u{2022} one"), "\u{2022} one");
+        // A windows-1252 bullet read as Latin-1, then double-encoded: its C1 control,
+        // which the text decoder reads as the bullet.
+        assert_eq!(fix("\u{C2}\u{2022} one"), "\u{95} one");
     }
 
     #[test]

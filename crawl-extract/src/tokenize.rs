@@ -4,7 +4,7 @@
 //! doctypes and raw-text elements, which is all the extractor needs. It never
 //! recurses and only slices the input at ASCII delimiters, so any `&str` is safe.
 
-use crate::charset::repair_double_utf8;
+use crate::charset::{repair_double_utf8, windows_1252_sign};
 use std::borrow::Cow;
 
 /// One attribute of a start tag: name as written, value still entity-encoded.
@@ -257,14 +257,20 @@ pub(crate) fn decode_into(raw: &str, out: &mut String) {
     }
     let repaired = repair_double_utf8(raw);
     let mut rest: &str = &repaired;
-    while let Some(p) =
-        rest.find(|c: char| c == '&' || is_invisible(c) || (c.is_control() && !c.is_whitespace()))
-    {
+    // U+0085 is a control Rust counts as whitespace; as a windows-1252 byte it is `…`.
+    while let Some(p) = rest.find(|c: char| {
+        c == '&' || is_invisible(c) || (c.is_control() && (!c.is_whitespace() || c == '\u{85}'))
+    }) {
         out.push_str(&rest[..p]);
         let tail = &rest[p..];
         if !tail.starts_with('&') {
-            let cl = tail.chars().next().map_or(1, char::len_utf8);
-            rest = &tail[cl..];
+            let c = tail.chars().next().unwrap_or('\0');
+            // A C1 control is a windows-1252 byte read as Latin-1 (`we\u{92}re`): the
+            // sign it stands for, as HTML reads `&#146;`; the five unassigned stay out.
+            if let Some(sign) = windows_1252_sign(c) {
+                out.push(sign);
+            }
+            rest = &tail[c.len_utf8()..];
             continue;
         }
         match decode_entity(&tail[1..]) {
@@ -371,6 +377,11 @@ mod tests {
         assert_eq!(dec("&unknown; &"), "&unknown; &");
         assert_eq!(dec("x\u{200B}y\u{202E}z&#x200b;"), "xyz");
         assert_eq!(dec("&#128;"), "\u{20ac}");
+        // A raw C1 control is read as windows-1252, as its reference is.
+        assert_eq!(
+            dec("we\u{92}re \u{95} New York\u{97}Union\u{81}"),
+            "we\u{2019}re \u{2022} New York\u{2014}Union"
+        );
         // Double-encoded UTF-8 is repaired before its C1 controls would be dropped.
         assert_eq!(
             dec("a\u{E2}\u{80}\u{94}b &amp; don\u{E2}\u{20AC}\u{2122}t"),
