@@ -51,18 +51,31 @@ fn prescan(bytes: &[u8]) -> Option<&'static Encoding> {
 }
 
 /// Decodes fetched HTML bytes to text: BOM first, then the `Content-Type` header's
-/// charset, then a `<meta>` charset in the first 1024 bytes, else UTF-8; malformed
-/// sequences become U+FFFD.
+/// charset, then a `<meta>` charset in the first 1024 bytes. A page that declares none
+/// is UTF-8 when its bytes are; else its encoding is guessed from the bytes as Firefox
+/// does (`chardetng`: windows-1252 for Western text, Shift_JIS, GBK, windows-1251...),
+/// not read as UTF-8 with every accented letter lost. Malformed sequences become U+FFFD.
 pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
     if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
         let (s, _) = enc.decode_without_bom_handling(&bytes[bom_len..]);
         return s.into_owned();
     }
-    let enc = content_type
+    let declared = content_type
         .and_then(charset_param)
         .and_then(|l| Encoding::for_label(l.as_bytes()))
-        .or_else(|| prescan(bytes))
-        .unwrap_or(UTF_8);
+        .or_else(|| prescan(bytes));
+    let enc = match declared {
+        Some(enc) => enc,
+        None => match std::str::from_utf8(bytes) {
+            Ok(s) => return s.to_owned(),
+            Err(_) => {
+                let mut detector =
+                    chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+                detector.feed(bytes, true);
+                detector.guess(None, chardetng::Utf8Detection::Allow)
+            }
+        },
+    };
     let (s, _) = enc.decode_without_bom_handling(bytes);
     s.into_owned()
 }
@@ -277,6 +290,30 @@ mod tests {
             ),
             "<meta charset=klingon>é"
         );
-        assert_eq!(decode_html(b"ok\xFF", None), "ok\u{FFFD}");
+        // A declared UTF-8 page keeps its malformed byte as U+FFFD.
+        assert_eq!(
+            decode_html(b"<meta charset=utf-8>ok\xFF", None),
+            "<meta charset=utf-8>ok\u{FFFD}"
+        );
+    }
+
+    #[test]
+    fn undeclared_legacy_bytes_are_detected() {
+        // windows-1252 French with no header and no <meta>: not "caf\u{FFFD}".
+        let page = b"<html><body><p>Le caf\xE9 de la gare, ouvert \xE0 l'ann\xE9e, \
+            propose des cr\xEApes et un th\xE9 \x96 d\xE9j\xE0 c\xE9l\xE8bre.</p></body></html>";
+        let text = decode_html(page, None);
+        assert!(text.contains("Le café de la gare"), "{text}");
+        assert!(text.contains("thé – déjà célèbre"), "{text}");
+        // Shift_JIS Japanese with no declaration.
+        let (sjis, _, _) = encoding_rs::SHIFT_JIS
+            .encode("<p>日本語のページです。東京の天気は晴れです。今日はとても良い日です。</p>");
+        assert!(decode_html(&sjis, None).contains("東京の天気は晴れです"));
+        // Undeclared UTF-8 stays UTF-8, and a declaration is never second-guessed.
+        assert_eq!(decode_html("<p>café</p>".as_bytes(), None), "<p>café</p>");
+        assert_eq!(
+            decode_html(b"caf\xE9", Some("text/html; charset=utf-8")),
+            "caf\u{FFFD}"
+        );
     }
 }
