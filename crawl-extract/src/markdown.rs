@@ -83,6 +83,35 @@ fn underscore_at_boundary(b: &[u8], i: usize) -> bool {
     !word(start.checked_sub(1).and_then(|s| b.get(s))) || !word(b.get(end))
 }
 
+/// Where the text of a markdown line starts when it can be made a link: after its
+/// indentation, quote, list and heading markers, and only when it is plain text (not an
+/// image, a fence, a table row, or text that already holds brackets).
+fn linkable_text(line: &str) -> Option<usize> {
+    let mut rest = line.trim_start_matches([' ', '>']);
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    for marker in ["- ", "* ", "+ "] {
+        rest = rest.strip_prefix(marker).unwrap_or(rest);
+    }
+    if digits > 0 {
+        if let Some(r) = rest[digits..]
+            .strip_prefix(". ")
+            .or(rest[digits..].strip_prefix(") "))
+        {
+            rest = r;
+        }
+    }
+    let hashes = rest.len() - rest.trim_start_matches('#').len();
+    if (1..=6).contains(&hashes) {
+        rest = rest[hashes..].strip_prefix(' ').unwrap_or(rest);
+    }
+    let text = rest.trim_start();
+    let plain = !text.is_empty()
+        && !text.starts_with("```")
+        && !text.starts_with('|')
+        && !text.contains(['[', ']']);
+    plain.then(|| line.len() - text.len())
+}
+
 /// Whether the link `a` is a heading permalink: its only text is a pilcrow, a section sign,
 /// `#` or a link symbol (Sphinx's `¶`, many generators' `#`).
 fn is_permalink(tree: &Tree, a: u32) -> bool {
@@ -563,6 +592,10 @@ impl<'t> Md<'t> {
                 if self.pre > 0 {
                     self.out.push('\n');
                     self.out.push_str(&self.prefix);
+                } else if self.heading > 0 {
+                    // An ATX heading is one line: a break set for the layout (`OUR<br>
+                    // SERVICES`) is a space, or the rest would fall out of the heading.
+                    self.pending_space = true;
                 } else {
                     self.block(1);
                 }
@@ -627,6 +660,9 @@ impl<'t> Md<'t> {
             Tag::A if self.opts.links_in_markdown => {
                 if let Some(Some(u)) = self.links.pop() {
                     match self.out.get(olen..) {
+                        // A link around blocks (a card: image, heading, text) cannot be
+                        // one markdown link: its text would span lines and break.
+                        Some(t) if t.contains('\n') => self.unwrap_block_link(olen, &u),
                         Some(t) if !t.trim().is_empty() => {
                             let t = self.out.trim_end().len();
                             self.out.truncate(t);
@@ -644,10 +680,58 @@ impl<'t> Md<'t> {
                 self.pending_marker = None;
                 self.block(2);
             }
+            // A break inside a heading was written as a space on entry.
+            Tag::Br if self.heading > 0 && self.pre == 0 => {}
             t if t.is_block() => self.block(2),
             _ => {}
         }
         self.prefix.truncate(plen.min(self.prefix.len()));
+    }
+
+    /// Ends a link whose content came out as several lines. CommonMark link text cannot
+    /// hold a blank line or a heading, so `[` … `](url)` around them shows as literal
+    /// brackets. The opener is removed and the link goes on the first line of plain text
+    /// inside (a card's title: `## [Title](url)`); with no such line, the content stays
+    /// without the link (it is still among the page's links). Content that is one line
+    /// once the breaks around it go is linked whole (`[![avatar](src)](url)`).
+    fn unwrap_block_link(&mut self, olen: usize, url: &str) {
+        let mut body = self.out.split_off(olen);
+        if self.out.ends_with('[') {
+            self.out.pop();
+        }
+        body.truncate(body.trim_end().len());
+        // Behind a bare list marker the content's first line moves up to the marker.
+        let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        if linkable_text(&format!("{line}x")) == Some(line.len()) {
+            body.drain(..body.len() - body.trim_start().len());
+        }
+        if !body.trim_start().contains('\n') {
+            // One line once the breaks around it go (an avatar `<img>` in a `<div>`); a
+            // break it began with stays a space after text.
+            if body.starts_with(char::is_whitespace) && !self.out.ends_with(char::is_whitespace) {
+                self.out.push(' ');
+            }
+            self.out.push('[');
+            self.out.push_str(body.trim_start());
+            self.out.push_str(&format!("]({url})"));
+            self.at_line_start = false;
+            return;
+        }
+        let mut at = 0;
+        for line in body.split_inclusive('\n') {
+            let text = line.trim_end();
+            if let Some(start) = linkable_text(text) {
+                let (s, e) = (at + start, at + text.len());
+                body.insert_str(e, &format!("]({url})"));
+                body.insert(s, '[');
+                break;
+            }
+            at += line.len();
+        }
+        if !body.is_empty() {
+            self.out.push_str(&body);
+            self.at_line_start = false;
+        }
     }
 
     /// Removes the opener written just before `olen` when the element stayed empty.

@@ -25,6 +25,60 @@ fn headings_and_paragraphs() {
 }
 
 #[test]
+fn a_link_around_blocks_links_its_title() {
+    // A card: the link wraps an image, a heading and a paragraph. `[` … `](url)` across
+    // blank lines is not a markdown link; the title line carries it instead.
+    let m = whole(
+        "<a href='/join'><img src='/i.png' alt=''><h2>Join the club</h2><p>Free delivery.</p></a>",
+    );
+    assert_eq!(
+        m,
+        "![](https://example.com/i.png)\n\n## [Join the club](https://example.com/join)\n\nFree delivery.\n"
+    );
+    // In a list item, the first text line is the item's.
+    let m = whole("<ul><li><a href='/a'><div><b>Title</b></div><div>Text</div></a></li></ul>");
+    assert_eq!(m, "- [**Title**](https://example.com/a)\n\n  Text\n");
+    // One image in a block: a linked image on one line.
+    let m = whole("<p>x</p><a href='/b'><div><img src='/j.png' alt='J'></div><div></div></a>");
+    assert_eq!(
+        m,
+        "x\n\n[![J](https://example.com/j.png)](https://example.com/b)\n"
+    );
+    // A link that starts with a break after text is not glued to it.
+    let m = whole("<p><a href='/s'>Solar</a><a href='/h'><br>Home power</a> site</p>");
+    assert_eq!(
+        m,
+        "[Solar](https://example.com/s) [Home power](https://example.com/h) site\n"
+    );
+    // Two images and no text: the content stays, without the broken link.
+    let m = whole(
+        "<a href='/b'><div><img src='/j.png' alt='J'></div><p><img src='/k.png' alt='K'></p></a>",
+    );
+    assert_eq!(
+        m,
+        "![J](https://example.com/j.png)\n\n![K](https://example.com/k.png)\n"
+    );
+    // An inline link is as before.
+    assert_eq!(
+        whole("<p>a <a href='/c'>b c</a></p>"),
+        "a [b c](https://example.com/c)\n"
+    );
+}
+
+#[test]
+fn a_line_break_in_a_heading_is_a_space() {
+    // A heading broken for the layout stays one heading, not a heading and a paragraph.
+    let m =
+        whole("<h2>Our<br>services</h2><p>Text</p><h1><b>Cosmetic<br/>Packaging</b> design</h1>");
+    assert_eq!(
+        m,
+        "## Our services\n\nText\n\n# **Cosmetic Packaging** design\n"
+    );
+    // Outside a heading a break still ends the line.
+    assert_eq!(whole("<p>a<br>b</p>"), "a\n\nb\n");
+}
+
+#[test]
 fn inline_emphasis() {
     let m = whole("<p>a<b> bold </b>c <em>it</em>, <strong><i>both</i></strong>.</p>");
     assert_eq!(m, "a **bold** c *it*, ***both***.\n");
