@@ -83,10 +83,9 @@ fn underscore_at_boundary(b: &[u8], i: usize) -> bool {
     !word(start.checked_sub(1).and_then(|s| b.get(s))) || !word(b.get(end))
 }
 
-/// Where the text of a markdown line starts when it can be made a link: after its
-/// indentation, quote, list and heading markers, and only when it is plain text (not an
-/// image, a fence, a table row, or text that already holds brackets).
-fn linkable_text(line: &str) -> Option<usize> {
+/// Where the text of a markdown line starts: after its indentation, quote, list and
+/// heading markers.
+fn text_start(line: &str) -> usize {
     let mut rest = line.trim_start_matches([' ', '>']);
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     for marker in ["- ", "* ", "+ "] {
@@ -104,12 +103,19 @@ fn linkable_text(line: &str) -> Option<usize> {
     if (1..=6).contains(&hashes) {
         rest = rest[hashes..].strip_prefix(' ').unwrap_or(rest);
     }
-    let text = rest.trim_start();
+    line.len() - rest.trim_start().len()
+}
+
+/// [`text_start`] of a line whose text can be made a link: plain text, not an image, a
+/// fence, a table row, or text that already holds brackets.
+fn linkable_text(line: &str) -> Option<usize> {
+    let start = text_start(line);
+    let text = &line[start..];
     let plain = !text.is_empty()
         && !text.starts_with("```")
         && !text.starts_with('|')
         && !text.contains(['[', ']']);
-    plain.then(|| line.len() - text.len())
+    plain.then_some(start)
 }
 
 /// Whether the link `a` is a heading permalink: its only text is a pilcrow, a section sign,
@@ -706,14 +712,24 @@ impl<'t> Md<'t> {
             body.drain(..body.len() - body.trim_start().len());
         }
         if !body.trim_start().contains('\n') {
-            // One line once the breaks around it go (an avatar `<img>` in a `<div>`); a
-            // break it began with stays a space after text.
-            if body.starts_with(char::is_whitespace) && !self.out.ends_with(char::is_whitespace) {
+            // One line once the breaks around it go (an avatar `<img>` in a `<div>`). The
+            // link goes inside the line's heading or list marker (`### [Title](url)`).
+            let lead = body.len() - body.trim_start().len();
+            let line = &body[lead..];
+            let start = text_start(line);
+            if start > 0 {
+                // A heading or list line keeps the break that puts it on its own line.
+                self.out.push_str(&body[..lead]);
+            } else if lead > 0 && !self.out.ends_with(char::is_whitespace) {
+                // A break it began with stays a space after text.
                 self.out.push(' ');
             }
-            self.out.push('[');
-            self.out.push_str(body.trim_start());
-            self.out.push_str(&format!("]({url})"));
+            self.out.push_str(&line[..start]);
+            if start < line.len() {
+                self.out.push('[');
+                self.out.push_str(&line[start..]);
+                self.out.push_str(&format!("]({url})"));
+            }
             self.at_line_start = false;
             return;
         }

@@ -44,6 +44,15 @@ fn a_link_around_blocks_links_its_title() {
         m,
         "x\n\n[![J](https://example.com/j.png)](https://example.com/b)\n"
     );
+    // A link around a heading alone: the heading holds the link.
+    let m = whole("<p>Latest</p><a href='/g'><h3>A galaxy of dark matter</h3></a>");
+    assert_eq!(
+        m,
+        "Latest\n\n### [A galaxy of dark matter](https://example.com/g)\n"
+    );
+    // ... also behind a date written just before the link.
+    let m = whole("<div>March 6<a href='/b'><h1>Building brains</h1></a></div>");
+    assert_eq!(m, "March 6\n\n# [Building brains](https://example.com/b)\n");
     // A link that starts with a break after text is not glued to it.
     let m = whole("<p><a href='/s'>Solar</a><a href='/h'><br>Home power</a> site</p>");
     assert_eq!(
