@@ -174,6 +174,9 @@ pub(crate) struct Md<'t> {
     emph: Vec<(Emph, Option<usize>)>,
     /// How many entries of `emph` still owe their opener.
     emph_owed: usize,
+    /// The emphasis closed last, while nothing has been written after its marker: where
+    /// the output ended, its kind and where its opener is.
+    closed: Option<(usize, Emph, usize)>,
 }
 
 /// Inline emphasis kinds.
@@ -252,6 +255,7 @@ impl<'t> Md<'t> {
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
+            closed: None,
         }
     }
 
@@ -344,6 +348,14 @@ impl<'t> Md<'t> {
     /// Writes the openers of emphasis elements that are about to get content.
     fn write_emph_openers(&mut self) {
         for e in self.emph.iter_mut().filter(|e| e.1.is_none()) {
+            // `<i>b</i><i>y</i>` is one span (`*by*`), not `*b**y*`, which no reader pairs.
+            if let Some((end, kind, opener)) = self.closed.take() {
+                if end == self.out.len() && kind == e.0 {
+                    self.out.truncate(end - kind.marker().len());
+                    e.1 = Some(opener);
+                    continue;
+                }
+            }
             e.1 = Some(self.out.len());
             self.out.push_str(e.0.marker());
         }
@@ -382,6 +394,7 @@ impl<'t> Md<'t> {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);
                     self.out.push_str(m);
+                    self.closed = Some((self.out.len(), kind, p));
                 }
             }
         }
@@ -415,6 +428,17 @@ impl<'t> Md<'t> {
         }
         for w in t.split_whitespace() {
             let line_start = self.at_line_start || self.pending_nl > 0;
+            // A closing marker after punctuation closes only before a space or punctuation
+            // (`**Question?**The` stays unpaired): a word right after it gets a space.
+            if let Some((end, kind, _)) = self.closed {
+                let before = self.out[..end - kind.marker().len()].chars().next_back();
+                if end == self.out.len()
+                    && w.starts_with(char::is_alphanumeric)
+                    && before.is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace())
+                {
+                    self.pending_space = true;
+                }
+            }
             self.flush();
             // In a heading only a run of `#` could be read as syntax (its closing
             // sequence): "# 10. Full Grammar" is not a list.

@@ -88,6 +88,25 @@ fn a_line_break_in_a_heading_is_a_space() {
 }
 
 #[test]
+fn emphasis_markers_pair_up() {
+    // Two spans of the same emphasis side by side are one span.
+    assert_eq!(
+        whole("<p><i>Call Me b</i><i>y Your Name</i></p>"),
+        "*Call Me by Your Name*\n"
+    );
+    assert_eq!(whole("<p><b>a</b><b><i>b</i></b></p>"), "**a*b***\n");
+    // A closing marker after punctuation needs a space before the next word.
+    assert_eq!(
+        whole("<p><b>Is it available?</b>Policies vary.</p>"),
+        "**Is it available?** Policies vary.\n"
+    );
+    assert_eq!(
+        whole("<p><b>bold</b>text, <b>(x)</b>.</p>"),
+        "**bold**text, **(x)**.\n"
+    );
+}
+
+#[test]
 fn inline_emphasis() {
     let m = whole("<p>a<b> bold </b>c <em>it</em>, <strong><i>both</i></strong>.</p>");
     assert_eq!(m, "a **bold** c *it*, ***both***.\n");
