@@ -636,6 +636,17 @@ impl<'a> Sink<'a> for Builder {
                 self.tree.facts.script_bytes += raw.len();
                 if std::mem::take(&mut self.ld_json) {
                     self.schema_types(ld_types(raw));
+                    if ld_types(raw).any(|t| t == "Product") {
+                        if let Some(d) = product_description(raw) {
+                            let f = &mut self.tree.facts;
+                            if f.product_description
+                                .as_ref()
+                                .is_none_or(|o| o.len() < d.len())
+                            {
+                                f.product_description = Some(d);
+                            }
+                        }
+                    }
                 }
             }
             // The document's title, not an svg <title> (whose parent is dead).
@@ -676,6 +687,39 @@ impl Builder {
 fn stream_segment(id: &str) -> bool {
     id.strip_prefix("S:")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The longest `description` string of a schema.org `Product` object in a JSON-LD text
+/// (at any depth: `@graph`, arrays), parsed with `serde_json`; texts over 1 MiB are not
+/// parsed.
+fn product_description(json: &str) -> Option<String> {
+    use serde_json::Value;
+    if json.len() > 1 << 20 {
+        return None;
+    }
+    let root: Value = serde_json::from_str(json.trim()).ok()?;
+    let mut best: Option<&str> = None;
+    let mut stack = vec![&root];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(o) => {
+                let is_product = match o.get("@type") {
+                    Some(Value::String(t)) => t == "Product",
+                    Some(Value::Array(ts)) => ts.iter().any(|t| t == "Product"),
+                    _ => false,
+                };
+                if let (true, Some(Value::String(d))) = (is_product, o.get("description")) {
+                    if best.is_none_or(|b| b.len() < d.len()) {
+                        best = Some(d);
+                    }
+                }
+                stack.extend(o.values());
+            }
+            _ => {}
+        }
+    }
+    best.map(str::to_owned)
 }
 
 /// The values of every `"@type"` key of a JSON-LD text (a string or an array of them),

@@ -143,9 +143,62 @@ fn extract_with(
         }
         (None, _) => markdown::Md::new(&tree, opts, &base, page_url, None).render(0),
     };
+    let md = match (&selection, tree.facts.product_description.as_deref()) {
+        (Some(_), Some(d)) => with_product_description(md, d, opts, &base, page_url),
+        _ => md,
+    };
     let mut out = meta::metadata(&tree, &base);
     out.markdown = md;
     out
+}
+
+/// The page's markdown with its schema.org `Product` description added when the page
+/// shows too little of it: a shop that renders the description by script still declares
+/// it in its structured data, and it is the text a knowledge base needs of a product page.
+/// Added only when it reads as text (≥ 15 words) and fewer than half of its distinct words
+/// are in the markdown already; it goes after the page's first heading when the markdown
+/// starts with one, else first. The description may hold HTML; it is converted as a page.
+fn with_product_description(
+    md: String,
+    description: &str,
+    opts: &ExtractOptions,
+    base: &Url,
+    page_url: &Url,
+) -> String {
+    fn words(s: &str) -> std::collections::HashSet<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    }
+    let sub_opts = ExtractOptions {
+        main_content: false,
+        ..opts.clone()
+    };
+    let sub = tree::Tree::parse(description, &sub_opts);
+    let text = markdown::Md::new(&sub, &sub_opts, base, page_url, None).render(0);
+    let text = text.trim();
+    let theirs = words(text);
+    if text.split_whitespace().count() < 15 {
+        return md;
+    }
+    let ours = words(&md);
+    if theirs.iter().filter(|w| ours.contains(*w)).count() * 2 >= theirs.len() {
+        return md;
+    }
+    let split = if md.starts_with('#') {
+        md.find('\n').map_or(md.len(), |i| i + 1)
+    } else {
+        0
+    };
+    let (head, rest) = md.split_at(split);
+    let sep = if head.is_empty() || head.ends_with("\n\n") {
+        ""
+    } else {
+        "\n"
+    };
+    let tail = if rest.trim().is_empty() { "\n" } else { "\n\n" };
+    format!("{head}{sep}{text}{tail}{}", rest.trim_start_matches('\n'))
 }
 
 /// Training and evaluation hooks of the learned block scorer, for

@@ -75,6 +75,33 @@ fn a_link_around_blocks_links_its_title() {
 }
 
 #[test]
+fn a_product_description_held_in_structured_data_is_content() {
+    let desc = "A light pack for long days on the trail: twenty-five litres, a ventilated \
+        back panel, hip-belt pockets for snacks and a rain cover that tucks away.";
+    let page = |kind: &str, body: &str| {
+        format!(
+            "<html><head><script type=\"application/ld+json\">{{\"@context\":\"https://schema.org\",\
+             \"@graph\":[{{\"@type\":\"{kind}\",\"name\":\"Trail Pack\",\"description\":\"{desc}\"}}]}}\
+             </script></head><body><nav><a href='/'>Home</a> <a href='/packs'>Packs</a></nav>\
+             <main><h1>Trail Pack</h1>{body}<p>Price: $99. Free returns within thirty days of \
+             delivery on every order.</p></main></body></html>"
+        )
+    };
+    // The shop renders the description by script: the page shows none of it.
+    let m = md(&page("Product", "<div id='description'></div>"));
+    assert!(
+        m.starts_with(&format!("# Trail Pack\n\n{desc}\n\nPrice: $99.")),
+        "{m}"
+    );
+    // Shown on the page already: not repeated.
+    let m = md(&page("Product", &format!("<p>{desc}</p>")));
+    assert_eq!(m.matches("A light pack").count(), 1, "{m}");
+    // Only a Product's description, and only in main-content mode.
+    assert!(!md(&page("Article", "")).contains("A light pack"));
+    assert!(!whole(&page("Product", "")).contains("A light pack"));
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =

@@ -72,6 +72,8 @@ pub(crate) struct PageFacts {
     pub(crate) discussion: bool,
     /// The page's structured data names a schema.org `Product`.
     pub(crate) product: bool,
+    /// The longest `description` of a schema.org `Product` in the page's JSON-LD.
+    pub(crate) product_description: Option<String>,
 }
 
 /// The parsed document.
