@@ -314,6 +314,11 @@ impl<'t> Md<'t> {
     /// Writes owed line breaks, prefix and list marker before content.
     fn flush(&mut self) {
         if self.pending_nl > 0 {
+            if self.pre == 0 {
+                // Breaks written before content that then came out empty (a link or
+                // emphasis with nothing visible) are not written twice.
+                self.trim_blank_lines();
+            }
             if !self.out.is_empty() {
                 for i in 0..self.pending_nl {
                     self.out.push('\n');
@@ -342,6 +347,21 @@ impl<'t> Md<'t> {
         self.pending_space = false;
         if self.emph_owed > 0 {
             self.write_emph_openers();
+        }
+    }
+
+    /// Removes the blank lines (nothing but spaces and quote markers) at the end of the
+    /// output and the line break before them, so the next break starts from content.
+    fn trim_blank_lines(&mut self) {
+        let mut end = self.out.len();
+        while let Some(nl) = self.out[..end].rfind('\n') {
+            if !self.out[nl + 1..end].bytes().all(|b| b == b' ' || b == b'>') {
+                break;
+            }
+            end = nl;
+        }
+        if end < self.out.len() && self.out[..end].ends_with(|c: char| c != '\n') {
+            self.out.truncate(end);
         }
     }
 
