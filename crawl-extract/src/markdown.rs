@@ -355,7 +355,10 @@ impl<'t> Md<'t> {
     fn trim_blank_lines(&mut self) {
         let mut end = self.out.len();
         while let Some(nl) = self.out[..end].rfind('\n') {
-            if !self.out[nl + 1..end].bytes().all(|b| b == b' ' || b == b'>') {
+            if !self.out[nl + 1..end]
+                .bytes()
+                .all(|b| b == b' ' || b == b'>')
+            {
                 break;
             }
             end = nl;

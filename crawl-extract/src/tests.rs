@@ -102,6 +102,17 @@ fn a_product_description_held_in_structured_data_is_content() {
 }
 
 #[test]
+fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
+    // The link and the emphasis write their break, then hold nothing visible.
+    let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
+    assert_eq!(m, "## Description\n\n## Specs\n");
+    let m = whole("<blockquote><p>a</p><p><a href='/y'></a></p><p>b</p></blockquote>");
+    assert_eq!(m, "> a\n>\n> b\n");
+    // Blank lines inside code are the code's.
+    assert_eq!(whole("<pre>a\n\n\n\nb</pre>"), "```\na\n\n\n\nb\n```\n");
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =
