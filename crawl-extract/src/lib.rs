@@ -35,7 +35,10 @@ pub struct ExtractOptions {
     /// And a panel that a disclosure opens (its id named by the `aria-controls` of a toggle
     /// with `aria-expanded`: an accordion section, a FAQ answer) is kept when hidden by
     /// `hidden`, `aria-hidden`, one of those three or a zero height under `overflow:hidden`:
-    /// one click shows it to any reader.
+    /// one click shows it to any reader. Not hidden text but not shown either, and kept like
+    /// `<noscript>` content: a schema.org `Product`'s JSON-LD `description` (at most
+    /// 20,000 bytes) is added to the main content of a page that shows less than half of
+    /// it, because shops render it by script; it is the description the page declares.
     pub keep_hidden: bool,
     /// Render images as `![alt](url)`. Default `true`; `false` drops every image.
     pub images: bool,
@@ -155,8 +158,8 @@ fn extract_with(
 /// The page's markdown with its schema.org `Product` description added when the page
 /// shows too little of it: a shop that renders the description by script still declares
 /// it in its structured data, and it is the text a knowledge base needs of a product page.
-/// Added only when it reads as text (≥ 15 words) and fewer than half of its distinct words
-/// are in the markdown already; it goes after the page's first heading when the markdown
+/// Added only when it reads as text (≥ 15 words, at most 20,000 bytes) and fewer than half
+/// of its distinct words are in the markdown already; it goes after the page's first heading when the markdown
 /// starts with one, else first. The description may hold HTML; it is converted as a page.
 fn with_product_description(
     md: String,
@@ -170,6 +173,9 @@ fn with_product_description(
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect()
+    }
+    if description.len() > 20_000 {
+        return md;
     }
     let sub_opts = ExtractOptions {
         main_content: false,

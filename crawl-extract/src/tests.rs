@@ -96,6 +96,11 @@ fn a_product_description_held_in_structured_data_is_content() {
     // Shown on the page already: not repeated.
     let m = md(&page("Product", &format!("<p>{desc}</p>")));
     assert_eq!(m.matches("A light pack").count(), 1, "{m}");
+    // Invisible characters go as in any text; an oversized description is not added.
+    let m = md(&page("Product", "").replace("A light pack", "A light\u{E0041} pack"));
+    assert!(m.contains("A light pack for long days"), "{m}");
+    let long = page("Product", "").replace("tucks away.", &"and more ".repeat(3000));
+    assert!(!md(&long).contains("A light pack"));
     // Only a Product's description, and only in main-content mode.
     assert!(!md(&page("Article", "")).contains("A light pack"));
     assert!(!whole(&page("Product", "")).contains("A light pack"));
