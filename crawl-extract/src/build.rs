@@ -79,6 +79,27 @@ fn reveal(
             tree.nodes[t as usize].hidden = false;
         }
     }
+    // A hidden tab panel that holds code is one of a documentation page's language
+    // switchers (Python / Node.js / Java...): each sample is the page's content, and a click
+    // on its tab shows it. Other tab panels (a shop's "Reviews", "Shipping") stay hidden.
+    for n in 1..tree.nodes.len() {
+        if !matches!(tree.nodes[n].kind, Kind::Element { tag: Tag::Pre, .. }) {
+            continue;
+        }
+        let mut a = tree.nodes[n].parent as usize;
+        while a != 0 {
+            let node = &tree.nodes[a];
+            if node.hidden
+                && tree
+                    .attrs(a as u32)
+                    .is_some_and(|x| x.role.eq_ignore_ascii_case("tabpanel"))
+            {
+                tree.nodes[a].hidden = false;
+                break;
+            }
+            a = node.parent as usize;
+        }
+    }
     // A disclosure's button is its panel's title when the panel is shown (opened here, or
     // open from the start).
     let mut opened: Vec<&str> = Vec::new();
@@ -522,11 +543,12 @@ impl<'a> Sink<'a> for Builder {
         // `<div hidden id="S:n">` that its script moves into place at once: content.
         hidden |= hidden_attr && !(tag == Tag::Div && stream_segment(&a.id));
         // A panel a disclosure may open (a toggle's `aria-controls` names its id, known only
-        // at the end): hidden by `hidden` or `aria-hidden`, not by a style that hides for good.
+        // at the end), or a tab panel (`reveal` shows those that hold code): hidden by
+        // `hidden` or `aria-hidden`, not by a style that hides for good.
         let panel = hidden
             && !for_good
             && (hidden_attr || aria_hidden || collapsed)
-            && !a.id.is_empty()
+            && (!a.id.is_empty() || a.role.eq_ignore_ascii_case("tabpanel"))
             && !self.keep_hidden
             && !tag.is_dropped();
         // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.

@@ -118,6 +118,39 @@ fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
 }
 
 #[test]
+fn hidden_tab_panels_that_hold_code_are_content() {
+    // A documentation page's language switcher: one panel shown, the others hidden by the
+    // `hidden` attribute (with or without an id) or by `display:none`.
+    let page = "<main><h1>Send a message</h1><p>Install the SDK for your language, then \
+        send your first message with a few lines of code.</p>\
+        <div role='tablist'><button role='tab' aria-selected='true' aria-controls='p1'>Python\
+        </button><button role='tab' aria-selected='false' aria-controls='p2'>Node.js</button></div>\
+        <div role='tabpanel' id='p1'><pre><code class='language-python'>pip install sdk</code></pre></div>\
+        <div role='tabpanel' id='p2' hidden><pre><code class='language-js'>npm install sdk</code></pre></div>\
+        <div role='tabpanel' hidden><p>With Maven:</p><pre>mvn install sdk</pre></div>\
+        <div role='tabpanel' style='display:none'><pre>go get sdk</pre></div></main>";
+    let m = md(page);
+    for code in [
+        "pip install sdk",
+        "npm install sdk",
+        "With Maven:",
+        "mvn install sdk",
+        "go get sdk",
+    ] {
+        assert!(m.contains(code), "{code} missing: {m}");
+    }
+    // A shop's tabs hold no code: the hidden ones stay hidden.
+    let shop = "<main><h1>Trail Pack</h1><p>A light pack for long days on the trail, with a \
+        ventilated back panel and pockets for snacks.</p><div role='tabpanel' id='t1'><p>Twenty-five \
+        litres.</p></div><div role='tabpanel' id='t2' hidden><p>Great pack, five stars from me.</p>\
+        </div></main>";
+    assert!(!md(shop).contains("five stars"));
+    // Hidden for good is hidden, code or not.
+    let m = md(&page.replace("style='display:none'", "style='font-size:0'"));
+    assert!(!m.contains("go get sdk"), "{m}");
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =
