@@ -35,7 +35,9 @@ pub struct ExtractOptions {
     /// And a panel that a disclosure opens (its id named by the `aria-controls` of a toggle
     /// with `aria-expanded`: an accordion section, a FAQ answer) is kept when hidden by
     /// `hidden`, `aria-hidden`, one of those three or a zero height under `overflow:hidden`:
-    /// one click shows it to any reader. Not hidden text but not shown either, and kept like
+    /// one click shows it to any reader; so is a hidden tab panel (`role="tabpanel"`) that
+    /// holds code, a documentation page's sample in another language. Not hidden text but
+    /// not shown either, and kept like
     /// `<noscript>` content: a schema.org `Product`'s JSON-LD `description` (at most
     /// 20,000 bytes) is added to the main content of a page that shows less than half of
     /// it, because shops render it by script; it is the description the page declares.
