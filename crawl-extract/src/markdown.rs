@@ -177,6 +177,8 @@ pub(crate) struct Md<'t> {
     /// The emphasis closed last, while nothing has been written after its marker: where
     /// the output ended, its kind and where its opener is.
     closed: Option<(usize, Emph, usize)>,
+    /// Where the output ended after the last link opener `[` was written.
+    link_open_at: usize,
 }
 
 /// Inline emphasis kinds.
@@ -256,6 +258,7 @@ impl<'t> Md<'t> {
             emph: Vec::new(),
             emph_owed: 0,
             closed: None,
+            link_open_at: usize::MAX,
         }
     }
 
@@ -341,13 +344,38 @@ impl<'t> Md<'t> {
             } else {
                 self.out.push_str(&self.prefix);
             }
-        } else if self.pending_space {
+        } else if self.pending_space
+            && !(self.link_open_at == self.out.len() && self.out.ends_with('['))
+        {
+            // Never right after a link's `[`: a link's leading space goes before it.
             self.out.push(' ');
         }
         self.pending_space = false;
         if self.emph_owed > 0 {
             self.write_emph_openers();
         }
+    }
+
+    /// Whether the first text inside `n` (down its first children) starts with whitespace.
+    fn leads_with_space(&self, n: u32) -> bool {
+        let mut cur = self.tree.nodes[n as usize].first_child;
+        for _ in 0..64 {
+            let Some(node) = self.tree.nodes.get(cur as usize).filter(|_| cur != 0) else {
+                return false;
+            };
+            match node.kind {
+                Kind::Text { start, end } => {
+                    return self
+                        .tree
+                        .text
+                        .get(start as usize..end as usize)
+                        .is_some_and(|t| t.starts_with(char::is_whitespace));
+                }
+                _ if node.hidden => return false,
+                _ => cur = node.first_child,
+            }
+        }
+        false
     }
 
     /// Removes the blank lines (nothing but spaces and quote markers) at the end of the
@@ -613,8 +641,13 @@ impl<'t> Md<'t> {
                     .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));
                 if href.is_some() {
+                    // `<a> text</a>` after a word: ` [text](url)`, not `[ text](url)`.
+                    if self.leads_with_space(n) {
+                        self.pending_space = true;
+                    }
                     self.flush_inline();
                     self.out.push('[');
+                    self.link_open_at = self.out.len();
                     self.at_line_start = false;
                     if let Some(s) = self.saved.last_mut() {
                         s.1 = self.out.len();
@@ -711,6 +744,7 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::A if self.opts.links_in_markdown => {
+                self.link_open_at = usize::MAX;
                 if let Some(Some(u)) = self.links.pop() {
                     match self.out.get(olen..) {
                         // A link around blocks (a card: image, heading, text) cannot be

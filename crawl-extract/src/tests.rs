@@ -151,6 +151,25 @@ fn hidden_tab_panels_that_hold_code_are_content() {
 }
 
 #[test]
+fn a_links_leading_space_goes_before_it() {
+    let m = whole(
+        "<p>Read<a href='/a'> the report</a> and<a href='/b'><span> the summary</span></a>.</p>",
+    );
+    assert_eq!(
+        m,
+        "Read [the report](https://example.com/a) and [the summary](https://example.com/b).\n"
+    );
+    // A link that came out empty leaves no trace on the spacing after it.
+    let m = whole("<p><a href='/e'><span></span></a>I am <a href='/f'></a>here</p>");
+    assert_eq!(m, "I am here\n");
+    // At the start of a line there is nothing to separate.
+    assert_eq!(
+        whole("<p><a href='/c'> Home</a></p>"),
+        "[Home](https://example.com/c)\n"
+    );
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =
