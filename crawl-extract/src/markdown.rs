@@ -83,6 +83,15 @@ fn underscore_at_boundary(b: &[u8], i: usize) -> bool {
     !word(start.checked_sub(1).and_then(|s| b.get(s))) || !word(b.get(end))
 }
 
+/// Whether `s` is nothing but a list marker (`-`, `*`, `+`, `3.`, `3)`) and whitespace.
+fn is_bare_marker(s: &str) -> bool {
+    let t = s.trim();
+    let number = t
+        .strip_suffix(['.', ')'])
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    matches!(t, "-" | "*" | "+") || number
+}
+
 /// Where the text of a markdown line starts: after its indentation, quote, list and
 /// heading markers.
 fn text_start(line: &str) -> usize {
@@ -721,6 +730,13 @@ impl<'t> Md<'t> {
             }
             Tag::Li => {
                 self.pending_marker = None;
+                // An item that came out empty (a share button's icon) leaves no bare marker.
+                if self.out.get(olen..).is_some_and(is_bare_marker) {
+                    // The break written before it is owed again, to whatever comes next.
+                    let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
+                    self.out.truncate(olen);
+                    self.pending_nl = self.pending_nl.max(breaks);
+                }
                 self.block(1);
             }
             Tag::Pre if !self.inline_only => {

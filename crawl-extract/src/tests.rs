@@ -170,6 +170,13 @@ fn a_links_leading_space_goes_before_it() {
 }
 
 #[test]
+fn an_item_that_comes_out_empty_leaves_no_bare_marker() {
+    let m = whole("<p>Share!</p><ul><li><a href='/f'><img src='https://cdn.example.net/f.png'></a></li>\
+        <li><a href='/t'><span></span></a></li><li>Mail</li></ul><ol><li><a href='/x'></a></li><li>One</li></ol>");
+    assert_eq!(m, "Share!\n\n- Mail\n\n2. One\n");
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =
