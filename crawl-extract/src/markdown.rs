@@ -388,20 +388,16 @@ impl<'t> Md<'t> {
     }
 
     /// Removes the blank lines (nothing but spaces and quote markers) at the end of the
-    /// output and the line break before them, so the next break starts from content.
+    /// output and the line break before them, so the next break starts from content. Scans
+    /// back over the blank tail only, never over a line of content.
     fn trim_blank_lines(&mut self) {
-        let mut end = self.out.len();
-        while let Some(nl) = self.out[..end].rfind('\n') {
-            if !self.out[nl + 1..end]
-                .bytes()
-                .all(|b| b == b' ' || b == b'>')
-            {
-                break;
-            }
-            end = nl;
+        let b = self.out.as_bytes();
+        let mut end = b.len();
+        while end > 0 && matches!(b[end - 1], b' ' | b'>' | b'\n') {
+            end -= 1;
         }
-        if end < self.out.len() && self.out[..end].ends_with(|c: char| c != '\n') {
-            self.out.truncate(end);
+        if let Some(nl) = self.out[end..].find('\n') {
+            self.out.truncate(end + nl);
         }
     }
 

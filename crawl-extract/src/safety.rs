@@ -53,6 +53,20 @@ fn many_siblings() {
 }
 
 #[test]
+fn a_long_line_before_many_empty_blocks() {
+    // Each empty link writes a break that the next block takes back: the blank tail is
+    // scanned, never the 2 MB line before it (200,000 x 2 MB if it were).
+    let html = format!(
+        "<p>{}</p>{}<p>end</p>",
+        "word ".repeat(400_000),
+        "<div><a href='/x'><span></span></a></div>".repeat(200_000)
+    );
+    let (a, b) = both(&html);
+    assert!(a.markdown.ends_with("end\n") && b.markdown.ends_with("end\n"));
+    assert!(!b.markdown.contains("\n\n\n"));
+}
+
+#[test]
 fn huge_attribute() {
     let big = "a".repeat(10 * 1024 * 1024);
     let html = format!("<p class=\"{big}\" title='{big}'>text</p><a href=\"/{big}\">l</a><img src=\"{big}\" alt=\"{big}\">");
