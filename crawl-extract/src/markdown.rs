@@ -623,12 +623,15 @@ impl<'t> Md<'t> {
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
                 self.code += 1;
-                self.flush();
-                self.out.push('`');
-                self.at_line_start = false;
-                // Record position after the backtick to detect empty code.
-                if let Some(s) = self.saved.last_mut() {
-                    s.1 = self.out.len();
+                // A code element inside another is part of its span.
+                if self.code == 1 {
+                    self.flush();
+                    self.out.push('`');
+                    self.at_line_start = false;
+                    // Record position after the backtick to detect empty code.
+                    if let Some(s) = self.saved.last_mut() {
+                        s.1 = self.out.len();
+                    }
                 }
             }
             Tag::A if is_permalink(self.tree, n) => {
@@ -747,12 +750,14 @@ impl<'t> Md<'t> {
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
                 self.code = self.code.saturating_sub(1);
-                if self.out.get(olen..).is_none_or(str::is_empty) {
+                if self.code > 0 {
+                    // Nested: the outer span closes.
+                } else if self.out.get(olen..).is_none_or(str::is_empty) {
                     self.drop_opener(olen, b'`');
                 } else {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);
-                    self.out.push('`');
+                    self.close_code_span(olen);
                 }
             }
             Tag::A if self.opts.links_in_markdown => {
@@ -841,6 +846,28 @@ impl<'t> Md<'t> {
             self.out.push_str(&body);
             self.at_line_start = false;
         }
+    }
+
+    /// Closes a code span opened by the backtick just before `olen`. Code that holds
+    /// backticks itself (``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~``) is delimited by one more
+    /// backtick than its longest run, with a space inside when it starts or ends with one,
+    /// as CommonMark reads it; a single backtick would end the span early.
+    fn close_code_span(&mut self, olen: usize) {
+        let body = &self.out[olen..];
+        if !body.contains('`') {
+            self.out.push('`');
+            return;
+        }
+        let run = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let delim = "`".repeat(run + 1);
+        let pad = if body.starts_with('`') || body.ends_with('`') {
+            " "
+        } else {
+            ""
+        };
+        let span = format!("{delim}{pad}{body}{pad}{delim}");
+        self.out.truncate(olen - 1);
+        self.out.push_str(&span);
     }
 
     /// Removes the opener written just before `olen` when the element stayed empty.

@@ -177,6 +177,24 @@ fn an_item_that_comes_out_empty_leaves_no_bare_marker() {
 }
 
 #[test]
+fn code_that_holds_backticks_stays_one_span() {
+    let m = whole("<p>Punctuation: <code>!\"#$%&amp;'()*+,-./:;&lt;=&gt;?@[\\]^_`{|}~</code> in the C locale.</p>");
+    assert_eq!(
+        m,
+        "Punctuation: ``!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~`` in the C locale.\n"
+    );
+    assert_eq!(
+        whole("<p><code>`x`</code> and <code>a``b</code></p>"),
+        "`` `x` `` and ```a``b```\n"
+    );
+    // Code inside code is one span; plain code is as before.
+    assert_eq!(
+        whole("<p><code>f(<code>x</code>)</code> <kbd>Ctrl</kbd></p>"),
+        "`f(x)` `Ctrl`\n"
+    );
+}
+
+#[test]
 fn a_line_break_in_a_heading_is_a_space() {
     // A heading broken for the layout stays one heading, not a heading and a paragraph.
     let m =
