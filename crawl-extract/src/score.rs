@@ -107,7 +107,6 @@ const CHROME_WORDS: &[&str] = &[
     "recommendations",
     "trending",
     "toolbar",
-    "skip",
     "signup",
     "login",
     "outbrain",
@@ -204,9 +203,25 @@ fn token_hint(tok: &str) -> u8 {
     if EXACT_CHROME.iter().any(|e| tok.eq_ignore_ascii_case(e)) {
         return 1;
     }
+    let tok = without_module_hash(tok);
     let mut hint = 0;
+    // `skip` marks chrome only beside `link`/`nav` (a skip-links bar), never in a skip
+    // link's target (`wp--skip-link--target`, `skip-to-products`) or a utility class
+    // (`decoration-skip-ink-none`).
+    let (mut skip, mut skip_bar) = (false, false);
     let mut buf = [0u8; 24];
     for w in words(tok) {
+        if w.eq_ignore_ascii_case("skip") {
+            skip = true;
+        } else if ["link", "links", "nav", "navigation"]
+            .iter()
+            .any(|l| w.eq_ignore_ascii_case(l))
+        {
+            skip_bar = true;
+        } else if w.eq_ignore_ascii_case("target") {
+            skip_bar = false;
+            skip = false;
+        }
         if w.len() > buf.len() || w.len() < 2 {
             continue;
         }
@@ -226,7 +241,30 @@ fn token_hint(tok: &str) -> u8 {
             hint = 1;
         }
     }
+    if skip && skip_bar {
+        hint = hint.max(1);
+    }
     hint
+}
+
+/// A CSS-module class without its hash (`AccordionTextItem_item__adF2E`,
+/// `mdx-table_root__adKqa`): five characters after `__` with a capital or a digit are
+/// base64 noise, not words, and must not spell `ad`.
+fn without_module_hash(tok: &str) -> &str {
+    match tok.rfind("__") {
+        Some(p)
+            if tok.len() - p - 2 == 5
+                && tok[p + 2..]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && tok[p + 2..]
+                    .bytes()
+                    .any(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) =>
+        {
+            &tok[..p]
+        }
+        _ => tok,
+    }
 }
 
 /// `nav` fused with a chrome part: DocBook's `navheader`/`navfooter` (its Prev / Up /
@@ -1232,4 +1270,25 @@ fn is_block_box(t: Tag) -> bool {
             | Tag::Tbody
             | Tag::Fieldset
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::token_hint;
+
+    #[test]
+    fn class_words_that_are_not_chrome() {
+        // CSS-module hashes are noise, not words: `adKqa` does not spell an ad.
+        assert_eq!(token_hint("mdx-table_root__adKqa"), 0);
+        assert_eq!(token_hint("AccordionTextItem_item__adF2E"), 0);
+        assert_eq!(token_hint("ad-slot__top"), 1);
+        assert_eq!(token_hint("footer__links"), 1);
+        assert_eq!(token_hint("Footer_root__x7Kq2"), 1);
+        // A skip link's target and a utility class are not a skip-links bar.
+        assert_eq!(token_hint("wp--skip-link--target"), 0);
+        assert_eq!(token_hint("skip-to-products"), 0);
+        assert_eq!(token_hint("decoration-skip-ink-none"), 0);
+        assert_eq!(token_hint("skip-links"), 1);
+        assert_eq!(token_hint("skipNav"), 1);
+    }
 }
