@@ -3,7 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -178,6 +178,45 @@ async fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// Starts moto on a port of its own and waits until it answers as moto. A port picked free
+/// is free only when picked: another test's server can bind it before moto does, and then
+/// moto exits and that server answers the probe (a 404 for `/moto-api/`, which a probe
+/// that took any answer took for moto). So the probe wants moto's 200, and a moto that
+/// exited or a port that answers otherwise is tried again on a new port.
+async fn spawn_moto(
+    py: &Path,
+    script: &Path,
+    proxy_port: u16,
+    http: &reqwest::Client,
+) -> (Child, String) {
+    for _ in 0..5 {
+        let port = free_port().await;
+        let mut moto = Command::new(py)
+            .arg(script)
+            .arg("127.0.0.1")
+            .arg(port.to_string())
+            .env("MOTO_PORT", proxy_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto");
+        let url = format!("http://127.0.0.1:{port}");
+        for _ in 0..120 {
+            if matches!(moto.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            match http.get(format!("{url}/moto-api/")).send().await {
+                Ok(r) if r.status().is_success() => return (moto, url),
+                Ok(_) => break,
+                Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+            }
+        }
+        let _ = moto.kill();
+        let _ = moto.wait();
+    }
+    panic!("moto did not start on any of five ports");
+}
+
 impl Harness {
     pub async fn start() -> Harness {
         Harness::start_inner(false, false).await
@@ -216,7 +255,6 @@ impl Harness {
     async fn start_inner(sink_through_proxy: bool, tables_through_proxy: bool) -> Harness {
         let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let proxy_port = proxy.local_addr().unwrap().port();
-        let moto_port = free_port().await;
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/moto_server.py");
         let py = python();
         assert!(
@@ -225,28 +263,8 @@ impl Harness {
              or set KB_CRAWL_MOTO_PYTHON",
             py.display()
         );
-        let moto = Command::new(py)
-            .arg(script)
-            .arg("127.0.0.1")
-            .arg(moto_port.to_string())
-            .env("MOTO_PORT", proxy_port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start moto");
-        let moto_url = format!("http://127.0.0.1:{moto_port}");
         let http = reqwest::Client::new();
-        for _ in 0..120 {
-            if http
-                .get(format!("{moto_url}/moto-api/"))
-                .send()
-                .await
-                .is_ok()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        let (moto, moto_url) = spawn_moto(&py, &script, proxy_port, &http).await;
         http.post(format!("{moto_url}/moto-api/config"))
             .header("content-type", "application/json")
             .body(
