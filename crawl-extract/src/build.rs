@@ -82,18 +82,19 @@ fn reveal(
     // A hidden tab panel that holds code is one of a documentation page's language
     // switchers (Python / Node.js / Java...): each sample is the page's content, and a click
     // on its tab shows it. Other tab panels (a shop's "Reviews", "Shipping") stay hidden.
-    for n in 1..tree.nodes.len() {
+    let tabpanel = |tree: &Tree, n: u32| {
+        tree.attrs(n)
+            .is_some_and(|x| x.role.eq_ignore_ascii_case("tabpanel"))
+    };
+    let tabs = toggled.iter().chain(panels).any(|&t| tabpanel(tree, t));
+    for n in (1..tree.nodes.len()).filter(|_| tabs) {
         if !matches!(tree.nodes[n].kind, Kind::Element { tag: Tag::Pre, .. }) {
             continue;
         }
         let mut a = tree.nodes[n].parent as usize;
         while a != 0 {
             let node = &tree.nodes[a];
-            if node.hidden
-                && tree
-                    .attrs(a as u32)
-                    .is_some_and(|x| x.role.eq_ignore_ascii_case("tabpanel"))
-            {
+            if node.hidden && tabpanel(tree, a as u32) {
                 tree.nodes[a].hidden = false;
                 break;
             }
@@ -656,18 +657,14 @@ impl<'a> Sink<'a> for Builder {
         match element {
             "script" => {
                 self.tree.facts.script_bytes += raw.len();
-                if std::mem::take(&mut self.ld_json) {
-                    self.schema_types(ld_types(raw));
-                    if ld_types(raw).any(|t| t == "Product") {
-                        if let Some(d) = product_description(raw) {
-                            let f = &mut self.tree.facts;
-                            if f.product_description
-                                .as_ref()
-                                .is_none_or(|o| o.len() < d.len())
-                            {
-                                f.product_description = Some(d);
-                            }
-                        }
+                let product = std::mem::take(&mut self.ld_json) && self.schema_types(ld_types(raw));
+                if let Some(d) = product.then(|| product_description(raw)).flatten() {
+                    let f = &mut self.tree.facts;
+                    if f.product_description
+                        .as_ref()
+                        .is_none_or(|o| o.len() < d.len())
+                    {
+                        f.product_description = Some(d);
                     }
                 }
             }
@@ -693,15 +690,18 @@ impl Builder {
     /// `DiscussionForumPosting` (forum threads: Discourse, Invision, XenForo) and `QAPage`
     /// (question-and-answer sites) make a discussion, whose replies are content;
     /// `Product` a product page.
-    fn schema_types<'t>(&mut self, types: impl Iterator<Item = &'t str>) {
+    /// Records the page kinds `types` name; whether one of them is a `Product`.
+    fn schema_types<'t>(&mut self, types: impl Iterator<Item = &'t str>) -> bool {
+        let mut product = false;
         for t in types {
             let f = &mut self.tree.facts;
             match t {
                 "DiscussionForumPosting" | "QAPage" => f.discussion = true,
-                "Product" => f.product = true,
+                "Product" => (f.product, product) = (true, true),
                 _ => {}
             }
         }
+        product
     }
 }
 

@@ -2,7 +2,8 @@
 
 use std::borrow::Cow;
 
-use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
+use encoding_rs::{Encoding, UTF_8};
+use markup5ever::data::C1_REPLACEMENTS;
 
 /// Extracts `charset=` from a `Content-Type`-style value.
 fn charset_param(v: &str) -> Option<&str> {
@@ -86,12 +87,10 @@ fn continuation(c: char) -> Option<u8> {
     if ('\u{80}'..='\u{BF}').contains(&c) {
         return Some(c as u8);
     }
-    let mut buf = [0u8; 4];
-    let (bytes, _, bad) = WINDOWS_1252.encode(c.encode_utf8(&mut buf));
-    match *bytes {
-        [b @ 0x80..=0xBF] if !bad && c > '\u{FF}' => Some(b),
-        _ => None,
-    }
+    C1_REPLACEMENTS
+        .iter()
+        .position(|&r| r == Some(c))
+        .map(|i| 0x80 + i as u8)
 }
 
 /// Whether `c` read as a continuation byte is rare enough after a letter to be trusted
@@ -106,18 +105,11 @@ fn rare_continuation(c: char) -> bool {
 }
 
 /// The sign a C1 control stands for when it is a windows-1252 byte that was read as
-/// Latin-1; `None` for the five bytes windows-1252 leaves unassigned and for other
-/// characters.
+/// Latin-1 (HTML's table for `&#128;`–`&#159;`); `None` for the five bytes windows-1252
+/// leaves unassigned and for other characters.
 pub(crate) fn windows_1252_sign(c: char) -> Option<char> {
-    if !('\u{80}'..='\u{9F}').contains(&c) {
-        return None;
-    }
-    let sign = WINDOWS_1252
-        .decode_without_bom_handling(&[c as u8])
-        .0
-        .chars()
-        .next()?;
-    (sign != c).then_some(sign)
+    let i = (c as u32).checked_sub(0x80).filter(|&i| i < 0x20)?;
+    C1_REPLACEMENTS[i as usize]
 }
 
 /// Repairs text that was UTF-8 read as Latin-1 or windows-1252 somewhere upstream and

@@ -186,11 +186,10 @@ fn with_product_description(
     let sub = tree::Tree::parse(description, &sub_opts);
     let text = markdown::Md::new(&sub, &sub_opts, base, page_url, None).render(0);
     let text = text.trim();
-    let theirs = words(text);
     if text.split_whitespace().count() < 15 {
         return md;
     }
-    let ours = words(&md);
+    let (theirs, ours) = (words(text), words(&md));
     if theirs.iter().filter(|w| ours.contains(*w)).count() * 2 >= theirs.len() {
         return md;
     }

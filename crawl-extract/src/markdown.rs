@@ -806,7 +806,7 @@ impl<'t> Md<'t> {
         body.truncate(body.trim_end().len());
         // Behind a bare list marker the content's first line moves up to the marker.
         let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
-        if linkable_text(&format!("{line}x")) == Some(line.len()) {
+        if text_start(line) == line.len() {
             body.drain(..body.len() - body.trim_start().len());
         }
         if !body.trim_start().contains('\n') {

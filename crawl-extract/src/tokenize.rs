@@ -315,14 +315,10 @@ fn decode_entity(s: &str) -> Option<(String, usize)> {
         if b.get(i) == Some(&b';') {
             i += 1;
         }
-        let c = match n {
-            0x80..=0x9f => char::from_u32(
-                markup5ever::data::C1_REPLACEMENTS[(n - 0x80) as usize].map_or(n, |c| c as u32),
-            ),
-            _ => char::from_u32(n),
-        }
-        .filter(|&c| c != '\0')
-        .unwrap_or('\u{FFFD}');
+        let c = char::from_u32(n)
+            .map(|c| windows_1252_sign(c).unwrap_or(c))
+            .filter(|&c| c != '\0')
+            .unwrap_or('\u{FFFD}');
         return Some((c.to_string(), i));
     }
     let mut i = 0;
