@@ -55,7 +55,11 @@ fn prescan(bytes: &[u8]) -> Option<&'static Encoding> {
 /// charset, then a `<meta>` charset in the first 1024 bytes. A page that declares none
 /// is UTF-8 when its bytes are; else its encoding is guessed from the bytes as Firefox
 /// does (`chardetng`: windows-1252 for Western text, Shift_JIS, GBK, windows-1251...),
-/// not read as UTF-8 with every accented letter lost. Malformed sequences become U+FFFD.
+/// not read as UTF-8 with every accented letter lost. A declared legacy charset gives way
+/// to UTF-8 when the bytes are valid UTF-8 with non-ASCII text in them (a template's stale
+/// `charset=gb2312`, a server's default ISO-8859-1): legacy text is next to never valid
+/// UTF-8 (an `é` before a plain letter already is not), and reading UTF-8 as GBK or
+/// Latin-1 garbles every character. Malformed sequences become U+FFFD.
 pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
     if let Some((enc, bom_len)) = Encoding::for_bom(bytes) {
         let (s, _) = enc.decode_without_bom_handling(&bytes[bom_len..]);
@@ -66,6 +70,10 @@ pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
         .and_then(|l| Encoding::for_label(l.as_bytes()))
         .or_else(|| prescan(bytes));
     let enc = match declared {
+        Some(enc) if enc != UTF_8 && !bytes.is_ascii() => match std::str::from_utf8(bytes) {
+            Ok(s) => return s.to_owned(),
+            Err(_) => enc,
+        },
         Some(enc) => enc,
         None => match std::str::from_utf8(bytes) {
             Ok(s) => return s.to_owned(),
@@ -271,6 +279,28 @@ mod tests {
         b.extend(std::iter::repeat_n(b'x', 500));
         b.extend_from_slice(b"--><meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\"></head>\xCF\xF0\xE8\xE2\xE5\xF2");
         assert!(decode_html(&b, None).ends_with("Привет"));
+    }
+
+    #[test]
+    fn valid_utf8_outranks_a_legacy_declaration() {
+        // A template that still says gb2312 around UTF-8 Chinese: read as GBK, every
+        // character would be garbled ("TNW涓枃绔").
+        let page = "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\">\
+            <p>TNW中文站 10月14日报道</p>";
+        assert_eq!(decode_html(page.as_bytes(), None), page);
+        // A server's default ISO-8859-1 header around UTF-8 French.
+        assert_eq!(
+            decode_html("déjà vu".as_bytes(), Some("text/html; charset=ISO-8859-1")),
+            "déjà vu"
+        );
+        // Real legacy bytes are not valid UTF-8, so the declaration still decides: GBK
+        // Chinese, and Latin-1 whose `Ã©` happens to be a valid pair but whose `é` is not.
+        let (gbk, _, _) = encoding_rs::GBK.encode("<meta charset=gbk><p>中文站报道</p>");
+        assert!(decode_html(&gbk, None).ends_with("<p>中文站报道</p>"));
+        assert_eq!(
+            decode_html(b"\xC3\xA9t\xE9", Some("text/html; charset=iso-8859-1")),
+            "Ã©té"
+        );
     }
 
     #[test]
