@@ -107,6 +107,31 @@ fn a_product_description_held_in_structured_data_is_content() {
 }
 
 #[test]
+fn a_short_article_beside_a_story_list_as_long_is_chosen() {
+    // Two short paragraphs under the page's title, a sidebar of teasers with as much
+    // text: too little prose for the prose rule alone, but the title and all the prose
+    // are in one child.
+    let teasers: String = (0..4)
+        .map(|i| {
+            format!(
+                "<li><div class='text'><a href='/t{i}'>Teaser story {i}</a> 4:{i}0 PM \
+                 posted by the weekend editor of the newsroom</div></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<div id='page'><div class='post'><h1>Gamers have problems too</h1>\
+         <div class='byline'>Mike</div><p>When others get on your case about sitting around with \
+         a game pad all night, show them this short film.</p><p>Some of these entries, \
+         harvested from a tag, hit close to home.</p></div><div id='rightwrapper'><ul>{teasers}</ul></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("# Gamers have problems too"), "{m}");
+    assert!(m.contains("hit close to home"), "{m}");
+    assert!(!m.contains("Teaser story"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
