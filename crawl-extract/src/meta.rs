@@ -22,11 +22,11 @@ pub(crate) fn base_url(tree: &Tree, page: &Url) -> Url {
 }
 
 fn first_h1(tree: &Tree) -> Option<String> {
-    let (i, _) = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .find(|(_, n)| !n.hidden && matches!(n.kind, Kind::Element { tag: Tag::H1, .. }))?;
+    let (i, _) = tree.nodes.iter().enumerate().find(|&(i, n)| {
+        !n.hidden
+            && matches!(n.kind, Kind::Element { tag: Tag::H1, .. })
+            && !super::score::is_logo_h1(tree, i as u32)
+    })?;
     let end = super::markdown::subtree_end(tree, i as u32);
     let mut s = String::new();
     for j in i as u32 + 1..end {

@@ -418,10 +418,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut in_article = vec![false; len];
     let mut in_p = vec![false; len];
     let mut in_link = vec![false; len];
-    // The page's `<h1>`s (hidden ones were pruned, or are childless and marked).
+    // The page's titles: its `<h1>`s but a site's name linking home (hidden ones were
+    // pruned, or are childless and marked).
+    let title: Vec<bool> = (0..len as u32)
+        .map(|i| tree.tag(i) == Some(Tag::H1) && !is_logo_h1(tree, i))
+        .collect();
     let mut page_h1s = 0u32;
     for i in 1..len {
-        page_h1s += u32::from(!tree.nodes[i].hidden && tree.tag(i as u32) == Some(Tag::H1));
+        page_h1s += u32::from(!tree.nodes[i].hidden && title[i]);
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
@@ -464,7 +468,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         match tree.tag(i as u32) {
-            Some(Tag::H1) => {
+            Some(Tag::H1) if title[i] => {
                 has_main[i] = true;
                 h1s[i] += 1;
             }
@@ -673,7 +677,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             continue;
         }
         let p = node.parent as usize;
-        kept_h1[i] |= tree.tag(i as u32) == Some(Tag::H1) && raw[i] > 0;
+        kept_h1[i] |= title[i] && raw[i] > 0;
         kept_h1[p] |= kept_h1[i];
         if let Kind::Text { .. } = node.kind {
             good[i] = raw[i] as f64;
@@ -934,6 +938,53 @@ fn holds_data_table(tree: &Tree, n: u32, headed: &[bool], good: &[f64]) -> bool 
             && headed[i as usize]
             && good[i as usize] >= 0.7 * good[n as usize]
     })
+}
+
+/// Whether `n` is an `<h1>` that names the site, not the page: all its text (or its logo
+/// image) inside a link to the site's home page (`<h1><a href="/">Gear Patrol</a></h1>`
+/// atop every page of a blog, the post's title an `<h2>` below).
+pub(crate) fn is_logo_h1(tree: &Tree, n: u32) -> bool {
+    if tree.tag(n) != Some(Tag::H1) {
+        return false;
+    }
+    let end = super::markdown::subtree_end(tree, n);
+    let mut home = false;
+    let mut i = n + 1;
+    while i < end {
+        if tree.tag(i) == Some(Tag::A)
+            && tree
+                .attrs(i)
+                .and_then(|a| a.href.as_deref())
+                .is_some_and(is_home_href)
+        {
+            home = true;
+            i = super::markdown::subtree_end(tree, i);
+            continue;
+        }
+        if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) {
+            return false;
+        }
+        i += 1;
+    }
+    home
+}
+
+/// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`; not a
+/// page of it nor a query (`/?p=123` is a WordPress post).
+pub(crate) fn is_home_href(href: &str) -> bool {
+    let h = href.trim();
+    let path = match h.find("://") {
+        Some(p) => h[p + 3..].find('/').map_or("", |s| &h[p + 3 + s..]),
+        None => h
+            .strip_prefix("//")
+            .map_or(h, |r| r.find('/').map_or("", |s| &r[s..])),
+    };
+    let path = path.trim_start_matches("./");
+    let path = path.strip_prefix('/').unwrap_or(path);
+    path.is_empty()
+        || path
+            .strip_prefix("index.")
+            .is_some_and(|ext| ext.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).

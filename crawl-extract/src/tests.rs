@@ -132,6 +132,54 @@ fn a_short_article_beside_a_story_list_as_long_is_chosen() {
 }
 
 #[test]
+fn a_site_name_in_an_h1_linking_home_is_not_the_page_title() {
+    // A blog's header: its name as the `<h1>`, linking home, above a menu; the post's
+    // title is an `<h2>`. Taken for the page's title, the `<h1>` kept the header, menu
+    // and all, as content.
+    let menu: String = (0..4)
+        .map(|i| {
+            let sub: String = (0..8)
+                .map(|j| format!("<li><a href='/category/c{i}/s{j}/'>Category {i}{j}</a></li>"))
+                .collect();
+            format!("<li><a href='/category/c{i}/'>Section {i}</a><ul>{sub}</ul></li>")
+        })
+        .collect();
+    let para = "The tablet was a beachhead for the brand in the market and took a \
+        bite out of the competition with a low price and a fine screen. ";
+    let html = format!(
+        "<div id='wrapper'><div id='header'><h1 class='vcard'><a href='http://blog.example/'>\
+         Gear Blog</a></h1><ul>{menu}</ul></div>\
+         <div class='holder'><div id='main'><div class='post'><h2>Nexus 10 Tablet</h2>\
+         <p>{para}</p><p>{para}</p><p>{para}</p></div></div></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("## Nexus 10 Tablet"), "{m}");
+    assert!(!m.contains("Category 17"), "{m}");
+    // The metadata's title falls back to the first `<h1>` that is not the site's name.
+    let page =
+        "<h1><a href='/'><img src='/logo.png' alt='Gear Blog'></a></h1><h1>Post</h1><p>x</p>";
+    assert_eq!(
+        extract(page, &url(), &ExtractOptions::default())
+            .title
+            .as_deref(),
+        Some("Post")
+    );
+    // A link to a page of the site, or to a query, is not one home.
+    for (href, home) in [
+        ("/", true),
+        ("https://blog.example", true),
+        ("//blog.example/index.html", true),
+        ("./", true),
+        ("/?p=123", false),
+        ("/about/", false),
+        ("https://blog.example/2012/10/post.html", false),
+        ("#", false),
+    ] {
+        assert_eq!(score::is_home_href(href), home, "{href}");
+    }
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
