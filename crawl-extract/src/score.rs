@@ -537,14 +537,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let hint = hints[i];
         let share = raw[i] as f64 / total as f64;
         let prose_share = prose[i] as f64 / total_prose as f64;
-        // Landmarks inside <main>/<article> that hold prose are part of the content.
-        let wrapper = (prose_share > 0.5 && prose[0] > 200)
+        let outside = prose[0].saturating_sub(prose[i]);
+        // A block holding most of the page's prose wraps the content: more than half of
+        // it with next to none outside (a thin page), or two thirds. A sidebar or footer
+        // of widget excerpts can hold half the prose of a short post beside it.
+        let wrapper = (prose_share > 0.5
+            && prose[0] > 200
+            && (outside < WRAPPER_PROSE_OUTSIDE || prose[i] >= 2 * outside))
+            // Landmarks inside <main>/<article> that hold prose are part of the content.
             || has_main[i]
             || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them, on an article:
         // `og:type`, inside `<article>`, outweighed by the prose outside, or outside the
         // block holding the page's `<h1>` (the replies under a post, however many).
-        let outside = prose[0].saturating_sub(prose[i]);
         // The outermost comment section decides for the ones nested in it.
         in_comments[i] = in_comments[p] || hint == 3;
         // Or when a post's worth of text comes before them (a post written in `<div>`s,

@@ -180,6 +180,31 @@ fn a_site_name_in_an_h1_linking_home_is_not_the_page_title() {
 }
 
 #[test]
+fn a_sidebar_with_half_the_prose_beside_a_post_is_still_chrome() {
+    // A short post (two paragraphs and a list of picks) and a sidebar of widget excerpts
+    // written in paragraphs, with more prose than the post: holding half the page's prose does not make the sidebar
+    // the page's wrapper while the post's prose lies outside it.
+    let post = "I hope you are happy: you missed an entire week of sweet posts on the \
+        network, but it is not too late to catch up with them all right here. ";
+    let excerpt = "Hello reader, for a while now we have been kicking around the idea of \
+        doing a podcast of our own, and here it is at last for everyone. ";
+    let picks: String = (0..4)
+        .map(|i| {
+            format!("<li><a href='/p{i}'>Pick {i}</a>: a look at doomsday scenarios on TV</li>")
+        })
+        .collect();
+    let html = format!(
+        "<div class='wrapper'><div id='content'><div class='post'><h2>This week</h2>\
+         <p>{post}</p><p>{post}</p><ul>{picks}</ul></div></div><div id='sidebar'>\
+         <div class='widget'><h3>Recent network posts</h3><p>{excerpt}</p><p>{excerpt}</p>\
+         <p>{excerpt}</p></div></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("you missed an entire week"), "{m}");
+    assert!(!m.contains("kicking around"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
