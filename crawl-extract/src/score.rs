@@ -775,8 +775,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
-        // A page built from like sections (same tag and first class token as the child
-        // the prose chose, text rather than links): the sections belong together, so
+        // A page built from like sections (same tag as the child the prose chose and its
+        // first class token, or a class token shared with it; text rather than links): the sections belong together, so
         // stay here. Not on product pages, whose description is the content and whose
         // like sections beside it are shipping, returns and specification widgets.
         if !by_share
@@ -1242,13 +1242,25 @@ fn merge_siblings(
             s != best
                 && !removed[i]
                 && tree.tag(s) == tag
-                && item_class(tree, s) == kind
+                && (item_class(tree, s) == kind || shares_class(tree, s, best))
                 && text[i] >= SIBLING_MIN
                 && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
         })
         .map(|s| good[s as usize])
         .sum();
     like >= SIBLING_SHARE * good[best as usize]
+}
+
+/// Whether two elements share a class token: a page builder's sections name their kind
+/// first and what they all are after it (`about-3 content-section`, `contact-5
+/// content-section`).
+fn shares_class(tree: &Tree, a: u32, b: u32) -> bool {
+    let (Some(x), Some(y)) = (tree.attrs(a), tree.attrs(b)) else {
+        return false;
+    };
+    x.class
+        .split_ascii_whitespace()
+        .any(|t| y.class.split_ascii_whitespace().any(|u| u == t))
 }
 
 /// Elements main-content selection may descend into.

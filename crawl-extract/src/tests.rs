@@ -205,6 +205,30 @@ fn a_sidebar_with_half_the_prose_beside_a_post_is_still_chrome() {
 }
 
 #[test]
+fn a_page_builders_sections_sharing_a_class_stay_together() {
+    // A home page of sections that name their kind first (`about-3`, `contact-5`) and
+    // share `content-section`: most write their text in headings, the last in a
+    // paragraph. The prose alone would pick the last section.
+    let html = "<div id='page-content'><div class='content'>\
+        <div class='about-3 content-section'><h2>Welcome to our unique gallery!</h2>\
+        <h4>For more than forty years we have offered a vast selection of handmade gifts \
+        where you will surely find something for everyone on your list.</h4></div>\
+        <div class='testimonials-1 content-section'><h2>What our customers say</h2>\
+        <h3>Have bought too many items to mention and love them all, from jewelry to \
+        hand crafted mugs and glassware! Always an adventure.</h3></div>\
+        <div class='contact-5 content-section'><h2>Plan your visit</h2><p>Visit the \
+        gallery and enjoy our collection of unique handmade gifts. We are located in the \
+        village, a storybook setting of shops, restaurants and gardens with free parking \
+        and seasonal events all year, open daily for everyone. Please visit the village's \
+        site for store hours, directions, holiday schedules and the calendar of the \
+        artists' days. Groups of ten or more are welcome to call ahead for a guided \
+        tour.</p></div></div></div>";
+    let m = md(html);
+    assert!(m.contains("Welcome to our unique gallery"), "{m}");
+    assert!(m.contains("Plan your visit"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
