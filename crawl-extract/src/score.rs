@@ -767,6 +767,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // text): they are the content too, so stay here, unless the child holds the
         // page's `<h1>`/`<article>` or nearly all its prose (an article beside teaser
         // lists).
+        // The page's one title lies outside the child the prose chose, on a page that is
+        // neither an article nor a product (a home or landing page: a hero with the `<h1>`,
+        // then sections of cards, one of them written in paragraphs): the page is its
+        // sections, so stay. An article's or a product's title stands apart from its body.
+        if !by_share
+            && !product_page
+            && !article_page
+            && page_h1s == 1
+            && kept_h1[cur as usize]
+            && !kept_h1[best as usize]
+        {
+            break;
+        }
         let items_left = items[cur as usize] - items[best as usize];
         if by_share
             && !has_main[best as usize]

@@ -229,6 +229,41 @@ fn a_page_builders_sections_sharing_a_class_stay_together() {
 }
 
 #[test]
+fn a_landing_pages_title_and_sections_stay_with_the_one_written_in_paragraphs() {
+    // A home page: a hero holding the `<h1>`, a section of feature cards (short headings
+    // and lines, no paragraphs) and a section written in paragraphs that holds most of
+    // the prose. The prose alone would pick that section, leaving the title and the rest.
+    let card = |t: &str| {
+        format!(
+            "<div class='card'><h3>{t}</h3><span>Generate apps with no-code components \
+                 and no technical expertise required</span></div>"
+        )
+    };
+    let para = "Embed intelligence into every workflow: agents think across thousands of \
+        records and orchestrate actions across your entire operation, every day. ";
+    let html = format!(
+        "<div class='page'><div class='hero'><div class='inner'><h1>All your teams, \
+         connected in one workspace</h1><span>Build workflows that unify your data.</span>\
+         </div></div><section class='features'>{}{}{}</section><section class='ai'>\
+         <h2>Deploy it</h2><p>{para}</p><p>{para}</p><p>{para}</p></section></div>",
+        card("Production apps"),
+        card("Scalable infrastructure"),
+        card("Flexible administration")
+    );
+    let m = md(&html);
+    assert!(m.contains("# All your teams"), "{m}");
+    assert!(m.contains("Scalable infrastructure"), "{m}");
+    assert!(m.contains("## Deploy it"), "{m}");
+    // An article keeps to its body: its title is outside it by design.
+    let article = html.replace(
+        "<div class='page'>",
+        "<meta property='og:type' content='article'><div class='page'>",
+    );
+    let m = md(&article);
+    assert!(!m.contains("Scalable infrastructure"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
