@@ -61,6 +61,8 @@ const BR_DIV_BREAKS: u8 = 2;
 const PROSE_MIN: f64 = 300.0;
 /// ... or, in the child that holds the page's `<h1>` as well, this much (a short article).
 const SHORT_ARTICLE_PROSE: f64 = 100.0;
+/// Share of a block's text in links that makes it a column of links beside the content.
+const LINK_COLUMN_SHARE: f64 = 0.8;
 /// Share of its parent's paragraph text a child needs for the prose-based descent.
 const PROSE_SHARE: f64 = 0.7;
 /// A sibling before the chosen content with this much text (bytes)...
@@ -746,17 +748,29 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 .children(cur)
                 .filter(|&c| !removed[c as usize] && tree.tag(c).is_some_and(is_container))
                 .max_by(|&a, &b| kept_p[a as usize].total_cmp(&kept_p[b as usize]));
+            // The child is the one with text of its own among columns of links (a blog's
+            // post between its link sidebars): however short, and whatever the links weigh.
+            let among_links = |c: u32| {
+                tree.children(cur).all(|o| {
+                    o == c
+                        || removed[o as usize]
+                        || f64::from(link[o as usize])
+                            >= LINK_COLUMN_SHARE * f64::from(text[o as usize])
+                })
+            };
             match by_prose {
                 // A short article counts too when its child also holds the page's title:
                 // a title and all the prose of a page together are its article, however
                 // short, beside a story list as long as it.
                 Some(c)
                     if (kept_p[cur as usize] >= PROSE_MIN
-                        || kept_h1[c as usize] && kept_p[c as usize] >= SHORT_ARTICLE_PROSE)
+                        || kept_p[c as usize] >= SHORT_ARTICLE_PROSE
+                            && (kept_h1[c as usize] || among_links(c)))
                         && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
                         && (good[c as usize] >= 0.4 * good[cur as usize]
                             || matches!(tree.tag(c), Some(Tag::Main | Tag::Article))
-                                && good[c as usize] >= 0.2 * good[cur as usize]) =>
+                                && good[c as usize] >= 0.2 * good[cur as usize]
+                            || among_links(c)) =>
                 {
                     best = c
                 }

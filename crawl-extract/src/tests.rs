@@ -264,6 +264,29 @@ fn a_landing_pages_title_and_sections_stay_with_the_one_written_in_paragraphs() 
 }
 
 #[test]
+fn a_short_post_between_columns_of_links_is_chosen() {
+    // A three-column blog: archives and blogrolls of long link texts on both sides, a
+    // two-paragraph post in the middle with no `<h1>`. The links outweigh the post.
+    let links = |n: usize, w: &str| -> String {
+        let items: String = (0..n)
+            .map(|i| format!("<li><a href='/{w}/{i}'>Dispatch {i}: around the Adriatic on an old {w} motorcycle</a></li>"))
+            .collect();
+        format!("<ul>{items}</ul>")
+    };
+    let html = format!(
+        "<div id='pagebody'><div id='alpha'>{}</div><div id='beta'><h3>Best of the road</h3>\
+         <p>Our best stories from eleven years on the road are collected here.</p><p>We \
+         will add a new one every week until the book comes out in spring.</p></div>\
+         <div id='gamma'>{}</div></div>",
+        links(8, "guzzi"),
+        links(14, "ural")
+    );
+    let m = md(&html);
+    assert!(m.contains("eleven years on the road"), "{m}");
+    assert!(!m.contains("Dispatch"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
