@@ -241,7 +241,7 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw) || nav_compound(lw) {
+        if CHROME_WORDS.contains(&lw) || nav_compound(lw) || footer_compound(lw) {
             hint = 1;
         }
     }
@@ -280,6 +280,15 @@ fn nav_compound(w: &str) -> bool {
             "header" | "footer" | "bar" | "box" | "links" | "block" | "list" | "menu"
         )
     })
+}
+
+/// A footer named in one word with what it is (`subfooter`, `sitefooter`,
+/// `globalfooter`, `footers`); `menu` and `sidebar` compounds are not chrome this way
+/// (`contextmenu` marks a news site's article paragraphs).
+fn footer_compound(w: &str) -> bool {
+    let w = w.strip_suffix('s').unwrap_or(w);
+    w.strip_suffix("footer")
+        .is_some_and(|p| p.is_empty() || (2..=8).contains(&p.len()))
 }
 
 /// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
@@ -1391,5 +1400,10 @@ mod tests {
         assert_eq!(token_hint("decoration-skip-ink-none"), 0);
         assert_eq!(token_hint("skip-links"), 1);
         assert_eq!(token_hint("skipNav"), 1);
+        // A footer named in one word is one; other compounds are not read as chrome.
+        assert_eq!(token_hint("subfooter"), 1);
+        assert_eq!(token_hint("globalfooter"), 1);
+        assert_eq!(token_hint("footers"), 1);
+        assert_eq!(token_hint("contextmenu"), 0);
     }
 }

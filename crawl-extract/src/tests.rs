@@ -287,6 +287,26 @@ fn a_short_post_between_columns_of_links_is_chosen() {
 }
 
 #[test]
+fn a_footer_named_in_one_word_is_chrome() {
+    // `#subfooter` holds the blog's recent entries: repeated link items that, on a page
+    // where they outweigh the post's paragraphs, would keep the selection on the page
+    // wrapper as if they were a listing beside the post.
+    let entries: String = (0..12)
+        .map(|i| format!("<li><a href='/archives/{i}'>Bark at the moon, a Star Wars T-Shirt number {i} from a designer</a></li>"))
+        .collect();
+    let para = "This shirt was inspired by a scene from the play and printed by a small \
+        shop in Brighton, with a very nice soft print on a heavy cotton tee. ";
+    let html = format!(
+        "<div id='wrapper'><div id='container'><h2>Macbeth T-Shirt</h2><p>{para}</p>\
+         <p>{para}</p><p>{para}</p><p>{para}</p><p>{para}</p></div><div id='subfooter'>\
+         <h2>Recent Entries</h2><ul>{entries}</ul></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("printed by a small shop"), "{m}");
+    assert!(!m.contains("Recent Entries"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
