@@ -461,6 +461,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // `<h1>`s and `<main>` in each subtree: a dialog is guarded only by the page's `<main>`
     // or by every `<h1>` of the page (a terms modal titles its own table of contents).
     let mut h1s = vec![0u32; len];
+    // Subtree holds the page's `<main>` or an `<article>` with prose.
+    let mut landmark = vec![false; len];
     let mut mains = vec![false; len];
     // A block holding the `<h1>` is named a discussion or thread: a forum page, whose
     // replies are content even when marked as comments (Vanilla on og:type=article).
@@ -486,9 +488,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             Some(Tag::Main) => {
                 has_main[i] = true;
                 mains[i] = true;
+                landmark[i] = true;
             }
             // Teaser cards marked `<article>` (a sidebar's story list) are not the article.
-            Some(Tag::Article) => has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN,
+            Some(Tag::Article) => {
+                has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN;
+                landmark[i] |= prose[i] >= ARTICLE_PROSE_MIN;
+            }
             _ => {}
         }
         // Consent banners go first, so their prose never makes the page look like an
@@ -508,6 +514,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
         has_main[p] |= has_main[i];
+        landmark[p] |= landmark[i];
         if h1s[i] > 0 && !forum_page {
             forum_page = tree.attrs(i as u32).is_some_and(|a| {
                 a.class
@@ -555,8 +562,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         let wrapper = (prose_share > 0.5
             && prose[0] > 200
             && (outside < WRAPPER_PROSE_OUTSIDE || prose[i] >= 2 * outside))
-            // Landmarks inside <main>/<article> that hold prose are part of the content.
-            || has_main[i]
+            // Landmarks inside <main>/<article> that hold prose are part of the content,
+            // and so is the page's title; on a page of many `<h1>`s (a widget's, a
+            // modal's, each sidebar box's), a block needs most of them.
+            || landmark[i]
+            || h1s[i] > 0 && (page_h1s <= 2 || 2 * h1s[i] > page_h1s)
             || (hint == 2 && in_article[i] && prose[i] >= 150);
         // Comments go when the page has prose of its own outside them, on an article:
         // `og:type`, inside `<article>`, outweighed by the prose outside, or outside the

@@ -307,6 +307,24 @@ fn a_footer_named_in_one_word_is_chrome() {
 }
 
 #[test]
+fn on_a_page_of_many_h1s_one_does_not_make_a_block_content() {
+    // Every box of this page is titled with an `<h1>`: the post's, a modal's form, the
+    // footer's columns. The modal's own `<h1>` no longer shields it from being chrome.
+    let para = "A ball that bounces back every time, made by a designer who spent two \
+        years on the shape of it and the feel of the rubber. ";
+    let html = format!(
+        "<div id='main'><div class='post'><h1>Ball</h1><p>{para}</p><p>{para}</p></div>\
+         <div id='email-modal'><h1>Email This Post to a Friend</h1><p>Separate multiple \
+         emails with a comma. Limit 5.</p><p>Success! Your email has been sent!</p></div>\
+         </div><div id='bottom'><div><h1>Company Info</h1><p>We bring you the neatest \
+         stuff.</p></div><div><h1>Channels</h1></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("# Ball"), "{m}");
+    assert!(!m.contains("Separate multiple emails"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
