@@ -908,7 +908,88 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         }
     }
     let root = with_lead(tree, cur, &mut removed, &text, &link, &ptext, &items);
+    // The page's one title and its introduction, however far above the chosen content
+    // they sit (a landing or category page's header section; not an article's, whose
+    // headline and byline stand apart from its body on purpose).
+    if page_h1s == 1 && !article_page && !kept_h1[root as usize] {
+        if let Some(r) = with_title(
+            tree,
+            root,
+            &mut removed,
+            &kept_h1,
+            &text,
+            &link,
+            &ptext,
+            &items,
+        ) {
+            return Selection { root: r, removed };
+        }
+    }
     Selection { root, removed }
+}
+
+/// Whether block `c` reads as a lead: prose with few links, not a grid of cards.
+fn is_lead(
+    c: u32,
+    removed: &[bool],
+    text: &[u32],
+    link: &[u32],
+    ptext: &[u32],
+    items: &[f64],
+) -> bool {
+    let (t, i) = (text[c as usize], c as usize);
+    !removed[i]
+        && t >= LEAD_MIN
+        && f64::from(ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
+        && f64::from(link[i]) <= LEAD_LINK_SHARE * f64::from(t)
+        // A grid of cards (prices, teasers) is a listing, not a lead.
+        && items[i] < 0.5 * f64::from(t)
+}
+
+/// The chosen content `root` widened to the lowest ancestor holding the page's `<h1>` when
+/// the block holding it comes before `root` and reads as a lead (prose, few links, not a
+/// grid): that block and the path down to `root` are kept, every other branch on the way
+/// is removed. `None` when the title block is no lead (a header of menus, a hero of cards).
+#[allow(clippy::too_many_arguments)]
+fn with_title(
+    tree: &Tree,
+    cur: u32,
+    removed: &mut [bool],
+    kept_h1: &[bool],
+    text: &[u32],
+    link: &[u32],
+    ptext: &[u32],
+    items: &[f64],
+) -> Option<u32> {
+    // The lowest ancestor holding the page's title, and its child on the way to `cur`.
+    let mut path = cur;
+    let mut a = tree.nodes[cur as usize].parent;
+    while a != NONE && !kept_h1[a as usize] {
+        path = a;
+        a = tree.nodes[a as usize].parent;
+    }
+    if a == NONE || a == 0 {
+        return None;
+    }
+    let head = tree
+        .children(a)
+        .take_while(|&c| c != path)
+        .find(|&c| kept_h1[c as usize])?;
+    if !is_lead(head, removed, text, link, ptext, items) {
+        return None;
+    }
+    // Keep the title block and the path down to `cur`; remove every other branch.
+    let mut x = cur;
+    while x != a {
+        let p = tree.nodes[x as usize].parent;
+        for c in tree.children(p) {
+            if c != x && !(p == a && c == head) {
+                removed[c as usize] = true;
+            }
+        }
+        x = p;
+    }
+    Some(a)
 }
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a
@@ -928,15 +1009,7 @@ fn with_lead(
         Some(n) if cur != 0 && n.parent != NONE => n.parent,
         _ => return cur,
     };
-    let lead = |c: u32| {
-        let (t, i) = (text[c as usize], c as usize);
-        !removed[i]
-            && t >= LEAD_MIN
-            && f64::from(ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
-            && f64::from(link[i]) <= LEAD_LINK_SHARE * f64::from(t)
-            // A grid of cards (prices, teasers) is a listing, not a lead.
-            && items[i] < 0.5 * f64::from(t)
-    };
+    let lead = |c: u32| is_lead(c, removed, text, link, ptext, items);
     let keep: Vec<u32> = tree
         .children(parent)
         .take_while(|&c| c != cur)

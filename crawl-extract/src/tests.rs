@@ -325,6 +325,34 @@ fn on_a_page_of_many_h1s_one_does_not_make_a_block_content() {
 }
 
 #[test]
+fn the_pages_title_and_introduction_above_the_chosen_content_are_kept() {
+    // A recipe page: a header section with the `<h1>` and the introduction, then, deep in
+    // another section beside a share widget, the steps that the content measure picks.
+    let step = "Stir together the flours and the salt in a large bowl, then add the \
+        starter and the lukewarm water and mix until no dry flour remains. ";
+    let steps: String = (0..6).map(|i| format!("<li>{step}{i}</li>")).collect();
+    let html = format!(
+        "<div class='page'><section class='page-header'><h1>Easy everyday sourdough \
+         bread</h1><p>This delicious bread is wonderfully tangy and totally forgiving: no \
+         feeding your starter, no kneading, no shaping.</p></section>\
+         <section class='page-content'><div class='region'><div class='share'>\
+         <a href='/f'>Share on Facebook</a> <a href='/p'>Share on Pinterest</a></div>\
+         <div class='recipe'><h2>Instructions</h2><ol>{steps}</ol></div></div></section></div>"
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# Easy everyday sourdough bread"), "{m}");
+    assert!(m.contains("wonderfully tangy"), "{m}");
+    assert!(m.contains("lukewarm water"), "{m}");
+    assert!(!m.contains("Share on"), "{m}");
+    // An article's headline block stays apart from its body.
+    let article = html.replace(
+        "<div class='page'>",
+        "<meta property='og:type' content='article'><div class='page'>",
+    );
+    assert!(!md(&article).contains("wonderfully tangy"));
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
