@@ -1361,13 +1361,32 @@ fn merge_siblings(
             s != best
                 && !removed[i]
                 && tree.tag(s) == tag
-                && (item_class(tree, s) == kind || shares_class(tree, s, best))
+                && (item_class(tree, s) == kind
+                    || shares_class(tree, s, best)
+                    || same_kind_words(item_class(tree, s), kind))
                 && text[i] >= SIBLING_MIN
                 && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
         })
         .map(|s| good[s as usize])
         .sum();
     like >= SIBLING_SHARE * good[best as usize]
+}
+
+/// Whether two class tokens of three words or more end in the same two
+/// (`header-section-wrapper`, `value-props-section-wrapper`): sections of one page
+/// builder, named by what they hold and then by what they are.
+fn same_kind_words(a: &str, b: &str) -> bool {
+    fn last_two(t: &str) -> Option<[&str; 2]> {
+        let w: Vec<&str> = words(t).collect();
+        (w.len() >= 3).then(|| [w[w.len() - 2], w[w.len() - 1]])
+    }
+    match (last_two(a), last_two(b)) {
+        (Some(x), Some(y)) => x
+            .iter()
+            .zip(y.iter())
+            .all(|(p, q)| p.eq_ignore_ascii_case(q)),
+        _ => false,
+    }
 }
 
 /// Whether two elements share a class token: a page builder's sections name their kind

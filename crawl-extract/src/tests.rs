@@ -353,6 +353,29 @@ fn the_pages_title_and_introduction_above_the_chosen_content_are_kept() {
 }
 
 #[test]
+fn sections_named_alike_at_the_end_stay_together() {
+    // A landing page whose sections are `header-section-wrapper`,
+    // `value-props-section-wrapper`, `testimonial-cards-section-wrapper`: only the
+    // testimonials are written in paragraphs, so the prose alone would pick them.
+    let quote = "I have used almost every outreach tool on the market and this one is \
+        hands down my favourite of them all, for ease of use and for support. ";
+    let html = format!(
+        "<div class='page-wrapper'><div class='header-section-wrapper'><div>Find, contact \
+         and close your ideal clients with warm leads and smarter campaigns, reach primary \
+         inboxes and win more deals with every sequence you send</div></div>\
+         <div class='value-props-section-wrapper'><div>Scale outreach with unlimited email \
+         accounts and rotate sending across all of them automatically: the more accounts \
+         you add, the more you can send without hurting your reputation</div></div>\
+         <div class='testimonial-cards-section-wrapper'><p>{quote}</p><p>{quote}</p>\
+         <p>{quote}</p></div></div>"
+    );
+    let m = md(&html);
+    assert!(m.contains("close your ideal clients"), "{m}");
+    assert!(m.contains("unlimited email accounts"), "{m}");
+    assert!(m.contains("hands down my favourite"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
