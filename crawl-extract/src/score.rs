@@ -126,6 +126,7 @@ const CHROME_WORDS: &[&str] = &[
     "overlay",
     "lightbox",
     "feedback",
+    "signature",
 ];
 /// Words that mark cookie/consent banners: chrome even when they hold most of the
 /// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
@@ -1507,5 +1508,8 @@ mod tests {
         assert_eq!(token_hint("globalfooter"), 1);
         assert_eq!(token_hint("footers"), 1);
         assert_eq!(token_hint("contextmenu"), 0);
+        // A forum signature, and Stack Exchange's author card (`post-signature`).
+        assert_eq!(token_hint("signature"), 1);
+        assert_eq!(token_hint("post-signature"), 1);
     }
 }

@@ -376,6 +376,32 @@ fn sections_named_alike_at_the_end_stay_together() {
 }
 
 #[test]
+fn signatures_and_author_cards_under_posts_are_chrome() {
+    // A thread: each post ends with its author's signature, and a Q&A answer with the
+    // author card Stack Exchange calls `post-signature`.
+    let body = "The build fails because the functions use a version of node that is no \
+        longer supported; set the runtime variable and deploy again. ";
+    let post = |n: u32| {
+        format!(
+            "<div class='post'><div class='post-body'><p>{body}{n}</p></div>\
+             <div class='signature'>Member of the glitches, stats not canon {n}</div>\
+             <div class='post-signature'><div class='user-details'>answered Jul {n} \
+             <a href='/u/{n}'>iglvzx</a> 23.8k 14 gold badges 88 silver badges</div></div></div>"
+        )
+    };
+    let html = format!(
+        "<div class='thread'><h1>Deploy failed for unknown reason</h1>{}{}{}</div>",
+        post(1),
+        post(2),
+        post(3)
+    );
+    let m = md(&html);
+    assert!(m.contains("no longer supported"), "{m}");
+    assert!(!m.contains("stats not canon"), "{m}");
+    assert!(!m.contains("gold badges"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
