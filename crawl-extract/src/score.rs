@@ -214,8 +214,15 @@ fn token_hint(tok: &str) -> u8 {
     // link's target (`wp--skip-link--target`, `skip-to-products`) or a utility class
     // (`decoration-skip-ink-none`).
     let (mut skip, mut skip_bar) = (false, false);
+    // The previous word was `user`: `user-extras`, XenForo's `message-userExtras` (the
+    // poster's join date, message count and reaction score under the avatar).
+    let mut after_user = false;
     let mut buf = [0u8; 24];
     for w in words(tok) {
+        if after_user && w.eq_ignore_ascii_case("extras") {
+            hint = 1;
+        }
+        after_user = w.eq_ignore_ascii_case("user");
         if w.eq_ignore_ascii_case("skip") {
             skip = true;
         } else if ["link", "links", "nav", "navigation"]
@@ -242,7 +249,11 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw) || nav_compound(lw) || footer_compound(lw) {
+        if CHROME_WORDS.contains(&lw)
+            || nav_compound(lw)
+            || footer_compound(lw)
+            || lw == "userextras"
+        {
             hint = 1;
         }
     }
@@ -1511,5 +1522,10 @@ mod tests {
         // A forum signature, and Stack Exchange's author card (`post-signature`).
         assert_eq!(token_hint("signature"), 1);
         assert_eq!(token_hint("post-signature"), 1);
+        // A poster's details beside the post: XenForo's `message-userExtras`.
+        assert_eq!(token_hint("message-userExtras"), 1);
+        assert_eq!(token_hint("user-extras"), 1);
+        assert_eq!(token_hint("userextras"), 1);
+        assert_eq!(token_hint("product-extras"), 0);
     }
 }

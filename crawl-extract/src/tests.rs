@@ -402,6 +402,33 @@ fn signatures_and_author_cards_under_posts_are_chrome() {
 }
 
 #[test]
+fn a_posters_details_beside_the_post_are_chrome() {
+    // XenForo puts the poster's join date, message count and reaction score in
+    // `message-userExtras` beside every message.
+    let body = "I bought closed headphones last year and the isolation on the train is \
+        excellent, but the soundstage is narrow compared with my open pair at home. ";
+    let post = |n: u32| {
+        format!(
+            "<article class='message'><div class='message-user'><h4>poster{n}</h4>\
+             <div class='message-userExtras'><dl class='pairs pairs--justified'><dt>Joined\
+             </dt><dd>Oct 5, 2011</dd></dl><dl class='pairs pairs--justified'><dt>Messages\
+             </dt><dd>6,21{n}</dd></dl><dl class='pairs pairs--justified'><dt>Reaction score\
+             </dt><dd>1,94{n}</dd></dl></div></div><div class='message-content'>\
+             <div class='bbWrapper'>{body}{n}</div></div></article>"
+        )
+    };
+    let html = format!(
+        "<div class='block-body'><h1>Best closed headphones</h1>{}{}{}</div>",
+        post(1),
+        post(2),
+        post(3)
+    );
+    let m = md(&html);
+    assert!(m.contains("isolation on the train"), "{m}");
+    assert!(!m.contains("Reaction score"), "{m}");
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
