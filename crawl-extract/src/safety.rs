@@ -67,6 +67,24 @@ fn a_long_line_before_many_empty_blocks() {
 }
 
 #[test]
+fn like_sections_with_long_class_lists() {
+    // The like-sections test compares class lists: 600 sections of 600 classes each,
+    // beside one written in paragraphs, must not take 600 x 600 x 600 comparisons.
+    let classes = |k: usize| -> String { (0..600).map(|j| format!("c{k}x{j} ")).collect() };
+    let sections: String = (0..600)
+        .map(|k| format!("<div class='s{k} {}'>Section {k} says something of its own here, at length and in words enough for the reader to take it for a section of text, not a label or a button.</div>", classes(k)))
+        .collect();
+    let para = "<p>Prose that the descent picks, long enough to count as paragraphs for it.</p>";
+    let html = format!(
+        "<div><div class='best {}'>{}</div>{sections}</div>",
+        classes(9999),
+        para.repeat(1200)
+    );
+    let (a, b) = both(&html);
+    assert!(a.markdown.contains("Prose that") && b.markdown.contains("Section 599"));
+}
+
+#[test]
 fn huge_attribute() {
     let big = "a".repeat(10 * 1024 * 1024);
     let html = format!("<p class=\"{big}\" title='{big}'>text</p><a href=\"/{big}\">l</a><img src=\"{big}\" alt=\"{big}\">");

@@ -1373,11 +1373,11 @@ fn merge_siblings(
             s != best
                 && !removed[i]
                 && tree.tag(s) == tag
+                && text[i] >= SIBLING_MIN
+                && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
                 && (item_class(tree, s) == kind
                     || shares_class(tree, s, best)
                     || same_kind_words(item_class(tree, s), kind))
-                && text[i] >= SIBLING_MIN
-                && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
         })
         .map(|s| good[s as usize])
         .sum();
@@ -1401,6 +1401,9 @@ fn same_kind_words(a: &str, b: &str) -> bool {
     }
 }
 
+/// Class tokens of an element compared with another's.
+const CLASS_TOKENS_MAX: usize = 16;
+
 /// Whether two elements share a class token: a page builder's sections name their kind
 /// first and what they all are after it (`about-3 content-section`, `contact-5
 /// content-section`).
@@ -1408,9 +1411,17 @@ fn shares_class(tree: &Tree, a: u32, b: u32) -> bool {
     let (Some(x), Some(y)) = (tree.attrs(a), tree.attrs(b)) else {
         return false;
     };
+    // The first few tokens name what an element is; a class list of thousands (hostile
+    // or generated) must not make this quadratic.
     x.class
         .split_ascii_whitespace()
-        .any(|t| y.class.split_ascii_whitespace().any(|u| u == t))
+        .take(CLASS_TOKENS_MAX)
+        .any(|t| {
+            y.class
+                .split_ascii_whitespace()
+                .take(CLASS_TOKENS_MAX)
+                .any(|u| u == t)
+        })
 }
 
 /// Elements main-content selection may descend into.
