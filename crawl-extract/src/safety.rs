@@ -85,6 +85,21 @@ fn like_sections_with_long_class_lists() {
 }
 
 #[test]
+fn nested_and_many_h1s() {
+    // Every `<h1>` is checked for being a site's name: its subtree is scanned once.
+    let nested = format!(
+        "{}x{}",
+        "<h1><a href='/'>".repeat(50_000),
+        "</a></h1>".repeat(50_000)
+    );
+    let (a, b) = both(&nested);
+    let _ = (a, b);
+    let many = "<h1><a href='/'>Site</a></h1><p>text</p>".repeat(100_000);
+    let (a, _) = both(&many);
+    assert!(a.markdown.contains("text"));
+}
+
+#[test]
 fn huge_attribute() {
     let big = "a".repeat(10 * 1024 * 1024);
     let html = format!("<p class=\"{big}\" title='{big}'>text</p><a href=\"/{big}\">l</a><img src=\"{big}\" alt=\"{big}\">");
