@@ -69,20 +69,18 @@ pub fn decode_html(bytes: &[u8], content_type: Option<&str>) -> String {
         .and_then(charset_param)
         .and_then(|l| Encoding::for_label(l.as_bytes()))
         .or_else(|| prescan(bytes));
+    // A UTF-8 declaration is kept (malformed bytes become U+FFFD), and so is any on ASCII
+    // bytes (ISO-2022-JP is written in them, UTF-16 is not UTF-8).
     let enc = match declared {
-        Some(enc) if enc != UTF_8 && !bytes.is_ascii() => match std::str::from_utf8(bytes) {
+        Some(enc) if enc == UTF_8 || bytes.is_ascii() => enc,
+        _ => match std::str::from_utf8(bytes) {
             Ok(s) => return s.to_owned(),
-            Err(_) => enc,
-        },
-        Some(enc) => enc,
-        None => match std::str::from_utf8(bytes) {
-            Ok(s) => return s.to_owned(),
-            Err(_) => {
+            Err(_) => declared.unwrap_or_else(|| {
                 let mut detector =
                     chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
                 detector.feed(bytes, true);
                 detector.guess(None, chardetng::Utf8Detection::Allow)
-            }
+            }),
         },
     };
     let (s, _) = enc.decode_without_bom_handling(bytes);

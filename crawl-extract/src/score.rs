@@ -127,6 +127,7 @@ const CHROME_WORDS: &[&str] = &[
     "lightbox",
     "feedback",
     "signature",
+    "userextras",
 ];
 /// Words that mark cookie/consent banners: chrome even when they hold most of the
 /// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
@@ -249,11 +250,7 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw)
-            || nav_compound(lw)
-            || footer_compound(lw)
-            || lw == "userextras"
-        {
+        if CHROME_WORDS.contains(&lw) || nav_compound(lw) || footer_compound(lw) {
             hint = 1;
         }
     }
@@ -468,7 +465,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Text inside paragraphs: prose, the best single sign of main content.
     let mut prose = vec![0u32; len];
     let mut raw = vec![0u32; len];
-    // Subtree holds the page's <main>, an <article> with prose or the <h1>: never chrome.
+    // Subtree holds the page's <main>, an <article> with prose or the <h1>: never chrome
+    // (`landmark[i] || h1s[i] > 0`).
     let mut has_main = vec![false; len];
     // `<h1>`s and `<main>` in each subtree: a dialog is guarded only by the page's `<main>`
     // or by every `<h1>` of the page (a terms modal titles its own table of contents).
@@ -493,22 +491,16 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             }
         }
         match tree.tag(i as u32) {
-            Some(Tag::H1) if title[i] => {
-                has_main[i] = true;
-                h1s[i] += 1;
-            }
+            Some(Tag::H1) if title[i] => h1s[i] += 1,
             Some(Tag::Main) => {
-                has_main[i] = true;
                 mains[i] = true;
                 landmark[i] = true;
             }
             // Teaser cards marked `<article>` (a sidebar's story list) are not the article.
-            Some(Tag::Article) => {
-                has_main[i] |= prose[i] >= ARTICLE_PROSE_MIN;
-                landmark[i] |= prose[i] >= ARTICLE_PROSE_MIN;
-            }
+            Some(Tag::Article) => landmark[i] |= prose[i] >= ARTICLE_PROSE_MIN,
             _ => {}
         }
+        has_main[i] = landmark[i] || h1s[i] > 0;
         // Consent banners go first, so their prose never makes the page look like an
         // article nor the real content look small beside them.
         let guarded = if tree.attrs(i as u32).is_some_and(is_dialog) {
@@ -525,7 +517,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         mains[p] |= mains[i];
         raw[p] = raw[p].saturating_add(raw[i]);
         prose[p] = prose[p].saturating_add(prose[i]);
-        has_main[p] |= has_main[i];
         landmark[p] |= landmark[i];
         if h1s[i] > 0 && !forum_page {
             forum_page = tree.attrs(i as u32).is_some_and(|a| {
@@ -781,14 +772,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 .max_by(|&a, &b| kept_p[a as usize].total_cmp(&kept_p[b as usize]));
             // The child is the one with text of its own among columns of links (a blog's
             // post between its link sidebars): however short, and whatever the links weigh.
-            let among_links = |c: u32| {
+            let among_links = by_prose.is_some_and(|c| {
                 tree.children(cur).all(|o| {
                     o == c
                         || removed[o as usize]
                         || f64::from(link[o as usize])
                             >= LINK_COLUMN_SHARE * f64::from(text[o as usize])
                 })
-            };
+            });
             match by_prose {
                 // A short article counts too when its child also holds the page's title:
                 // a title and all the prose of a page together are its article, however
@@ -796,22 +787,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 Some(c)
                     if (kept_p[cur as usize] >= PROSE_MIN
                         || kept_p[c as usize] >= SHORT_ARTICLE_PROSE
-                            && (kept_h1[c as usize] || among_links(c)))
+                            && (kept_h1[c as usize] || among_links))
                         && kept_p[c as usize] >= PROSE_SHARE * kept_p[cur as usize]
                         && (good[c as usize] >= 0.4 * good[cur as usize]
                             || matches!(tree.tag(c), Some(Tag::Main | Tag::Article))
                                 && good[c as usize] >= 0.2 * good[cur as usize]
-                            || among_links(c)) =>
+                            || among_links) =>
                 {
                     best = c
                 }
                 _ => break,
             }
         }
-        // A listing's items outside the chosen child (a product grid beside an SEO
-        // text): they are the content too, so stay here, unless the child holds the
-        // page's `<h1>`/`<article>` or nearly all its prose (an article beside teaser
-        // lists).
         // The page's one title lies outside the child the prose chose, on a page that is
         // neither an article nor a product (a home or landing page: a hero with the `<h1>`,
         // then sections of cards, one of them written in paragraphs): the page is its
@@ -825,6 +812,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // A listing's items outside the chosen child (a product grid beside an SEO
+        // text): they are the content too, so stay here, unless the child holds the
+        // page's `<h1>`/`<article>` or nearly all its prose (an article beside teaser
+        // lists).
         let items_left = items[cur as usize] - items[best as usize];
         if by_share
             && !has_main[best as usize]
@@ -834,8 +825,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             break;
         }
         // A page built from like sections (same tag as the child the prose chose and its
-        // first class token, or a class token shared with it; text rather than links): the sections belong together, so
-        // stay here. Not on product pages, whose description is the content and whose
+        // first class token, a class token shared with it or one ending alike; text
+        // rather than links): the sections belong together, so stay here. Not on product pages, whose description is the content and whose
         // like sections beside it are shipping, returns and specification widgets.
         if !by_share
             && !product_page
@@ -919,59 +910,56 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             cur = m;
         }
     }
-    let root = with_lead(tree, cur, &mut removed, &text, &link, &ptext, &items);
+    let lead = Lead {
+        text: &text,
+        link: &link,
+        ptext: &ptext,
+        items: &items,
+    };
+    let root = with_lead(tree, cur, &mut removed, &lead);
     // The page's one title and its introduction, however far above the chosen content
     // they sit (a landing or category page's header section; not an article's, whose
     // headline and byline stand apart from its body on purpose).
     if page_h1s == 1 && !article_page && !kept_h1[root as usize] {
-        if let Some(r) = with_title(
-            tree,
-            root,
-            &mut removed,
-            &kept_h1,
-            &text,
-            &link,
-            &ptext,
-            &items,
-        ) {
+        if let Some(r) = with_title(tree, root, &mut removed, &kept_h1, &lead) {
             return Selection { root: r, removed };
         }
     }
     Selection { root, removed }
 }
 
-/// Whether block `c` reads as a lead: prose with few links, not a grid of cards.
-fn is_lead(
-    c: u32,
-    removed: &[bool],
-    text: &[u32],
-    link: &[u32],
-    ptext: &[u32],
-    items: &[f64],
-) -> bool {
-    let (t, i) = (text[c as usize], c as usize);
-    !removed[i]
-        && t >= LEAD_MIN
-        && f64::from(ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
-        && f64::from(link[i]) <= LEAD_LINK_SHARE * f64::from(t)
-        // A grid of cards (prices, teasers) is a listing, not a lead.
-        && items[i] < 0.5 * f64::from(t)
+/// Per-node totals that tell a lead (standfirst, introduction, header) from the rest.
+struct Lead<'a> {
+    text: &'a [u32],
+    link: &'a [u32],
+    ptext: &'a [u32],
+    items: &'a [f64],
+}
+
+impl Lead<'_> {
+    /// Whether block `c` reads as a lead: prose with few links, not a grid of cards.
+    fn is(&self, c: u32, removed: &[bool]) -> bool {
+        let i = c as usize;
+        let t = self.text[i];
+        !removed[i]
+            && t >= LEAD_MIN
+            && f64::from(self.ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
+            && f64::from(self.link[i]) <= LEAD_LINK_SHARE * f64::from(t)
+            // A grid of cards (prices, teasers) is a listing, not a lead.
+            && self.items[i] < 0.5 * f64::from(t)
+    }
 }
 
 /// The chosen content `root` widened to the lowest ancestor holding the page's `<h1>` when
 /// the block holding it comes before `root` and reads as a lead (prose, few links, not a
 /// grid): that block and the path down to `root` are kept, every other branch on the way
 /// is removed. `None` when the title block is no lead (a header of menus, a hero of cards).
-#[allow(clippy::too_many_arguments)]
 fn with_title(
     tree: &Tree,
     cur: u32,
     removed: &mut [bool],
     kept_h1: &[bool],
-    text: &[u32],
-    link: &[u32],
-    ptext: &[u32],
-    items: &[f64],
+    lead: &Lead,
 ) -> Option<u32> {
     // The lowest ancestor holding the page's title, and its child on the way to `cur`.
     let mut path = cur;
@@ -987,7 +975,7 @@ fn with_title(
         .children(a)
         .take_while(|&c| c != path)
         .find(|&c| kept_h1[c as usize])?;
-    if !is_lead(head, removed, text, link, ptext, items) {
+    if !lead.is(head, removed) {
         return None;
     }
     // Keep the title block and the path down to `cur`; remove every other branch.
@@ -1008,24 +996,15 @@ fn with_title(
 /// standfirst, an article's introduction, the question above its answers, a reference
 /// page's header), not a grid of listing items: those siblings are kept with `cur`, the
 /// parent's other children are removed. Returns the new root (`cur` when nothing before it is prose).
-fn with_lead(
-    tree: &Tree,
-    cur: u32,
-    removed: &mut [bool],
-    text: &[u32],
-    link: &[u32],
-    ptext: &[u32],
-    items: &[f64],
-) -> u32 {
+fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
     let parent = match tree.nodes.get(cur as usize) {
         Some(n) if cur != 0 && n.parent != NONE => n.parent,
         _ => return cur,
     };
-    let lead = |c: u32| is_lead(c, removed, text, link, ptext, items);
     let keep: Vec<u32> = tree
         .children(parent)
         .take_while(|&c| c != cur)
-        .filter(|&c| lead(c))
+        .filter(|&c| lead.is(c, removed))
         .collect();
     if keep.is_empty() {
         return cur;
