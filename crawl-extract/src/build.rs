@@ -48,6 +48,10 @@ impl Tree {
 /// Share of the page's text a toggled-hidden element needs to be the page itself.
 const REVEAL_SHARE: f64 = 0.5;
 
+/// Share of the page's text the parts of a body shown in parts need together: a reader
+/// sees less than a quarter of the page without them.
+const REVEAL_PARTS_SHARE: f64 = 0.75;
+
 /// Shows the panels a disclosure opens: elements with an id named by the `aria-controls`
 /// of a toggle that carries `aria-expanded` (an accordion's sections, a FAQ's answers, a
 /// "read more"), hidden by `hidden`, `aria-hidden` or a toggled style. One click shows
@@ -58,7 +62,9 @@ const REVEAL_SHARE: f64 = 0.5;
 /// sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
 /// panels do not count against it). Pages that fade or switch their body in by script ship
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
-/// Every other hidden element stays hidden and loses its subtree, as if it had never been
+/// When no one element holds the page but the top-level hidden ones together hold its
+/// title and [`REVEAL_PARTS_SHARE`] of its text, they are its body shipped in parts
+/// (out-of-order streaming) and are all shown. Every other hidden element stays hidden and loses its subtree, as if it had never been
 /// stored.
 fn reveal(
     tree: &mut Tree,
@@ -152,10 +158,46 @@ fn reveal(
         }
         titled[p] |= titled[i];
     }
+    // The body shown in parts: out-of-order streaming (Marko's async fragments) ships
+    // each late part as its own `display:none` block that a script moves into place.
+    // The parts are the hidden blocks at the top level (not inside another hidden block,
+    // nor inside a header, nav, footer or aside: a mega-menu's panels are not parts).
+    let mut inside = vec![false; len];
+    for i in 1..len {
+        let p = tree.nodes[i].parent as usize;
+        let pn = &tree.nodes[p];
+        inside[i] = inside[p]
+            || (p != 0
+                && (pn.hidden
+                    || matches!(
+                        pn.kind,
+                        Kind::Element {
+                            tag: Tag::Header | Tag::Nav | Tag::Footer | Tag::Aside,
+                            ..
+                        }
+                    )));
+    }
+    let parts: Vec<usize> = toggled
+        .iter()
+        .map(|&t| t as usize)
+        .filter(|&t| tree.nodes[t].hidden && !inside[t])
+        .collect();
+    let in_parts: u64 = parts.iter().map(|&t| text[t]).sum();
+    let mut one = false;
     for &t in toggled {
         let t = t as usize;
         let page = (shown[0] + text[t]).max(1) as f64;
-        if titled[t] && text[t] as f64 >= REVEAL_SHARE * page {
+        // One block that holds the page (and most of what is hidden beside it).
+        if titled[t] && text[t] as f64 >= REVEAL_SHARE * page && 2 * text[t] >= in_parts {
+            tree.nodes[t].hidden = false;
+            one = true;
+        }
+    }
+    // No one block holds it, but the parts together hold the title and most of the text:
+    // what a reader sees without them is a bare header and footer.
+    let page = (shown[0] + in_parts).max(1) as f64;
+    if !one && parts.iter().any(|&t| titled[t]) && in_parts as f64 >= REVEAL_PARTS_SHARE * page {
+        for t in parts {
             tree.nodes[t].hidden = false;
         }
     }

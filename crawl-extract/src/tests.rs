@@ -887,7 +887,7 @@ fn consent_banner_never_wins_over_a_short_thread() {
 
 #[test]
 fn product_grid_kept_beside_a_long_seo_text() {
-    let items: String = (0..8)
+    let items: String = (0..20)
         .map(|i| {
             format!(
                 "<div class='card'><a href='/p/{i}'>Black patent leather dress shoe for weddings \
@@ -1445,6 +1445,60 @@ fn a_page_body_shown_by_script_is_weighed_against_what_a_reader_sees() {
         "{m}"
     );
     assert!(!m.contains("Category number"), "{m}");
+}
+
+#[test]
+fn a_page_body_shown_in_parts_is_content() {
+    // Out-of-order streaming (Marko's async fragments): the page ships an empty shell and
+    // each late part as its own `display:none` block, moved into place by a script. No
+    // one part holds the page; together they are all a reader gets beside the header.
+    let items: String = (0..20)
+        .map(|i| format!("<li><h3><a href='/itm/{i}'>Vintage print number {i}</a></h3><p>Pre-owned, ships worldwide from the seller in about a week.</p></li>"))
+        .collect();
+    let html = format!(
+        "<header><a href='/'>Home</a><a href='/help'>Help</a></header>\
+         <span id='afph1'></span><span id='afph2'></span><span id='afph3'></span>\
+         <footer><p>Copyright 1995-2026 Shop Inc.</p></footer>\
+         <div id='af1' style='display:none'><h1>Collectibles and art</h1>\
+         <p>Create the most impressive collection.</p></div>\
+         <div id='af2' style='display:none'><ul>{items}</ul></div>\
+         <div id='af3' style='display:none'><p>Art prints and originals from sellers around the world.</p></div>\
+         <script>$af(1);$af(2);$af(3)</script>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Vintage print number 7") && m.contains("Vintage print number 19"),
+        "{m}"
+    );
+    // A hidden copy beside a page a reader sees stays hidden.
+    let article =
+        "<p>The road to retiring early takes time and incredible discipline.</p>".repeat(8);
+    let m = md(&format!(
+        "<main><h1>Retire early</h1>{article}</main>\
+         <div style='display:none'><h1>Retire early</h1><p>A plain copy for a reader app.</p></div>"
+    ));
+    assert!(
+        m.contains("incredible discipline") && !m.contains("plain copy"),
+        "{m}"
+    );
+    // A header's hidden panels are no parts of the page, however long.
+    let menu: String = (0..60)
+        .map(|i| format!("<li><a href='/c/{i}'>Category {i}</a></li>"))
+        .collect();
+    let shell = html.replace(
+        "<a href='/help'>Help</a></header>",
+        &format!(
+            "<a href='/help'>Help</a><div style='display:none'><ul>{menu}</ul></div></header>"
+        ),
+    );
+    let m = whole(&shell);
+    assert!(
+        m.contains("Vintage print number 19") && !m.contains("Category 59"),
+        "{m}"
+    );
+    // Parts without the page's title are not its body.
+    let m = md(&html.replace("<h1>Collectibles and art</h1>", ""));
+    assert!(!m.contains("Vintage print"), "{m}");
 }
 
 #[test]
