@@ -166,6 +166,8 @@ pub(crate) struct Md<'t> {
     pending_nl: u8,
     pending_space: bool,
     pending_marker: Option<String>,
+    /// Where the prefix of the list item opened last starts.
+    item_at: usize,
     at_line_start: bool,
     pre: usize,
     lists: Vec<(bool, usize)>,
@@ -257,6 +259,7 @@ impl<'t> Md<'t> {
             pending_nl: 0,
             pending_space: false,
             pending_marker: None,
+            item_at: 0,
             at_line_start: true,
             pre: 0,
             lists: Vec::new(),
@@ -347,7 +350,10 @@ impl<'t> Md<'t> {
         }
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
-                let indent = self.prefix.len().saturating_sub(m.len());
+                // A list marker stands in the prefix's last place; a heading's `#`s come
+                // after the whole prefix.
+                let item = if m.starts_with('#') { 0 } else { m.len() };
+                let indent = self.prefix.len().saturating_sub(item);
                 self.out.push_str(&self.prefix[..indent]);
                 self.out.push_str(&m);
             } else {
@@ -544,6 +550,15 @@ impl<'t> Md<'t> {
                         _ => 6,
                     };
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()) * 2);
+                    // A heading that opens a list item (Javadoc's member details: a list
+                    // of sections) makes the item a section: no marker, and what follows
+                    // in it is not indented under a marker that was never written (four
+                    // spaces of it would read as code).
+                    if let Some(m) = self.pending_marker.take() {
+                        let at = self.item_at.min(self.prefix.len());
+                        let end = (at + m.len()).min(self.prefix.len());
+                        self.prefix.replace_range(at..end, "");
+                    }
                     self.pending_marker = Some(format!("{} ", "#".repeat(level)));
                     self.at_line_start = true;
                 }
@@ -572,6 +587,7 @@ impl<'t> Md<'t> {
                         }
                         _ => "- ".to_string(),
                     };
+                    self.item_at = self.prefix.len();
                     self.prefix.push_str(&" ".repeat(marker.len()));
                     self.pending_marker = Some(marker);
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()));

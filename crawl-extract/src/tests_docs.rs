@@ -798,3 +798,31 @@ fn a_captioned_data_table_stays_a_table_beside_its_text() {
         "{m}"
     );
 }
+
+#[test]
+fn a_list_of_sections_is_sections_not_indented_code() {
+    // Javadoc lists its member details as sections in list items, two levels deep. The
+    // heading took the place of the item's marker but the item's indentation stayed, so
+    // everything under `### sum` was indented four spaces: an indented code block.
+    let html = "<main><h1>Class Totals</h1><p>Sums and counts of a stream of values.</p>\
+        <ul class='details'><li><section><h2>Method Details</h2>\
+        <ul class='members'><li><section><h3>sum</h3>\
+        <p>Returns the sum of the <a href='Values.html'>values</a> seen so far.</p>\
+        </section></li><li><section><h3>count</h3>\
+        <p>Returns how many values were seen.</p></section></li></ul>\
+        </section></li></ul></main>";
+    let m = md(html);
+    assert!(m.contains("\n## Method Details\n"), "{m}");
+    assert!(m.contains("\n### sum\n\nReturns the sum"), "{m}");
+    assert!(!m.lines().any(|l| l.starts_with("    ")), "{m}");
+    // A heading later in an item stays in it, and one in a quote stays in the quote.
+    let m = whole(
+        "<ul><li><p>First step of the install.</p><h3>Then</h3>\
+         <p>Second step.</p></li></ul><blockquote><h2>Quoted title</h2><p>Quoted text.</p></blockquote>",
+    );
+    assert!(
+        m.contains("- First step of the install.\n\n  ### Then\n\n  Second step."),
+        "{m}"
+    );
+    assert!(m.contains("> ## Quoted title"), "{m}");
+}
