@@ -177,6 +177,9 @@ pub(crate) struct Md<'t> {
     links: Vec<Option<String>>,
     /// Open inline code elements (emphasis inside code is literal).
     code: usize,
+    /// Links written inside the open code span: where each `[`, its text's end and its
+    /// `)` are (the span is mended when it closes).
+    code_links: Vec<(usize, usize, usize)>,
     /// Open headings (a link inside one to a fragment of the page is a back-reference).
     heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
@@ -266,6 +269,7 @@ impl<'t> Md<'t> {
             saved: Vec::new(),
             links: Vec::new(),
             code: 0,
+            code_links: Vec::new(),
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
@@ -775,6 +779,7 @@ impl<'t> Md<'t> {
                     self.out.truncate(t);
                     self.close_code_span(olen);
                 }
+                self.code_links.clear();
             }
             Tag::A if self.opts.links_in_markdown => {
                 self.link_open_at = usize::MAX;
@@ -789,6 +794,9 @@ impl<'t> Md<'t> {
                             self.out.push_str("](");
                             self.out.push_str(&u);
                             self.out.push(')');
+                            if self.code > 0 {
+                                self.code_links.push((olen - 1, t, self.out.len()));
+                            }
                         }
                         // Nothing visible inside: drop the opening bracket.
                         _ => self.drop_opener(olen, b'['),
@@ -869,6 +877,30 @@ impl<'t> Md<'t> {
     /// backtick than its longest run, with a space inside when it starts or ends with one,
     /// as CommonMark reads it; a single backtick would end the span early.
     fn close_code_span(&mut self, olen: usize) {
+        // Link syntax inside a code span is literal text (`` `[x](url)` ``). A span that
+        // is one link becomes a link around the span (Apache's and Javadoc's
+        // `<code><a>name</a></code>`); links inside a longer span keep their text only.
+        let links = std::mem::take(&mut self.code_links);
+        if let [(open, text_end, close)] = links[..] {
+            if open == olen && close == self.out.len() {
+                let text = self.out[open + 1..text_end].to_string();
+                let target = self.out[text_end..close].to_string();
+                self.out.truncate(olen - 1);
+                self.out.push('[');
+                self.out.push('`');
+                let at = self.out.len();
+                self.out.push_str(&text);
+                self.close_code_span(at);
+                self.out.push_str(&target);
+                return;
+            }
+        }
+        for &(open, text_end, close) in links.iter().rev() {
+            if olen <= open && close <= self.out.len() {
+                self.out.replace_range(text_end..close, "");
+                self.out.replace_range(open..open + 1, "");
+            }
+        }
         let body = &self.out[olen..];
         if !body.contains('`') {
             self.out.push('`');

@@ -826,3 +826,24 @@ fn a_list_of_sections_is_sections_not_indented_code() {
     );
     assert!(m.contains("> ## Quoted title"), "{m}");
 }
+
+#[test]
+fn a_link_inside_inline_code_is_a_link_not_code_text() {
+    // Apache's manual and Javadoc write `<code><a>name</a></code>`: the link's syntax
+    // came out inside the code span, as literal text (`` `[mod_cache](url)` ``).
+    let m = whole(
+        "<p>See the <code class='module'><a href='mod_cache.html'>mod_cache</a></code> module, \
+         call <code><a href='P.html'>getProcessor</a>()</code>, and \
+         <code><a href='t.html'>a`b</a></code>.</p>",
+    );
+    assert!(
+        m.contains("[`mod_cache`](https://docs.example.com/library/mod_cache.html) module"),
+        "{m}"
+    );
+    // A link that is part of a longer span keeps its text; the span stays one span.
+    assert!(m.contains("call `getProcessor()`,"), "{m}");
+    assert!(
+        m.contains("[``a`b``](https://docs.example.com/library/t.html)"),
+        "{m}"
+    );
+}
