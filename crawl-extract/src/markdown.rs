@@ -761,9 +761,10 @@ impl<'t> Md<'t> {
             Tag::Pre if !self.inline_only => {
                 self.pre = self.pre.saturating_sub(1);
                 self.out.truncate(self.out.trim_end().len());
+                let fence = self.widen_fence(olen);
                 self.out.push('\n');
                 self.out.push_str(&self.prefix);
-                self.out.push_str("```");
+                self.out.push_str(&"`".repeat(fence));
                 self.pending_nl = 0;
                 self.block(2);
             }
@@ -916,6 +917,34 @@ impl<'t> Md<'t> {
         let span = format!("{delim}{pad}{body}{pad}{delim}");
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
+    }
+
+    /// The length of the fence of the code block written from `olen`: three backticks,
+    /// or one more than the longest run that opens a line of the code (a page about
+    /// markdown shows fenced code in its code blocks). The opening fence is widened to it.
+    fn widen_fence(&mut self, olen: usize) -> usize {
+        let Some(open) = self.out.get(olen..).and_then(|o| o.find("```")) else {
+            return 3;
+        };
+        let open = olen + open;
+        let body = self.out[open..]
+            .find('\n')
+            .map_or(self.out.len(), |i| open + i + 1);
+        let run = self.out[body..]
+            .lines()
+            .map(|l| {
+                l.trim_start_matches([' ', '>'])
+                    .bytes()
+                    .take_while(|&b| b == b'`')
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        if run < 3 {
+            return 3;
+        }
+        self.out.insert_str(open, &"`".repeat(run + 1 - 3));
+        run + 1
     }
 
     /// Removes the opener written just before `olen` when the element stayed empty.

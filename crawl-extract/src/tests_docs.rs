@@ -847,3 +847,18 @@ fn a_link_inside_inline_code_is_a_link_not_code_text() {
         "{m}"
     );
 }
+
+#[test]
+fn code_that_shows_a_fence_gets_a_longer_fence() {
+    // A page about markdown shows fenced code inside its code blocks: a three-backtick
+    // fence closed at the code's first fence line, and the rest of the page was code.
+    let m = whole(
+        "<pre><code class='language-markdown'>```python\ndef f():\n    pass\n```\n</code></pre>\
+         <p>After the block.</p><blockquote><pre>````\nx\n````</pre></blockquote>",
+    );
+    assert!(
+        m.starts_with("````markdown\n```python\ndef f():\n    pass\n```\n````\n\nAfter the block."),
+        "{m}"
+    );
+    assert!(m.contains("> `````\n> ````\n> x\n> ````\n> `````"), "{m}");
+}
