@@ -323,6 +323,11 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if !is_block_box(tag) {
         return 0;
     }
+    // What a heading holds is its title (Apache's `<h2><span id="CookieName">`), and a
+    // row of `<th>` cells is its table's header row (`<tr class="header">`).
+    if in_heading(tree, n) || (tag == Tag::Tr && header_row(tree, n)) {
+        return 0;
+    }
     // A dialog outside the page's `<main>`/`<article>` (terms, sign-up, cart, size guide)
     // is chrome however much prose it holds, like a consent banner.
     if !in_article && is_dialog(a) {
@@ -362,16 +367,43 @@ fn is_dialog(a: &Attrs) -> bool {
 /// Nodes looked at for the heading an id may be built from.
 const ID_HEADING_SCAN: u32 = 12;
 
+/// Ancestors looked at for a heading around an element.
+const HEADING_SCAN: usize = 4;
+
+/// Whether `n` lies in a heading (within [`HEADING_SCAN`] ancestors).
+fn in_heading(tree: &Tree, n: u32) -> bool {
+    let mut p = tree.nodes[n as usize].parent;
+    for _ in 0..HEADING_SCAN {
+        if p == NONE || p == 0 {
+            return false;
+        }
+        if tree.tag(p).is_some_and(Tag::is_heading) {
+            return true;
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
+}
+
+/// Whether the row `tr` holds cells and all of them are `<th>`.
+fn header_row(tree: &Tree, tr: u32) -> bool {
+    let mut cells = tree
+        .children(tr)
+        .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)))
+        .peekable();
+    cells.peek().is_some() && cells.all(|c| tree.tag(c) == Some(Tag::Th))
+}
+
 /// Whether `id` spells the text of the first heading near the start of `n` (its words,
 /// case and separators aside; a trailing number is allowed, as in `comments-1`).
 fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     let len = tree.nodes.len() as u32;
-    let Some(h) = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+    // The heading near its start, or else the element's own text (Apache's
+    // `<span id="CookieName">CookieName</span>`).
+    let h = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
         .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
-    else {
-        return false;
-    };
+        .unwrap_or(n);
     let mut text = String::new();
     let mut i = h + 1;
     while i < len && is_descendant(tree, i, h) && text.len() < 200 {
@@ -383,22 +415,37 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     }
     // A section number before the title ("2.3. Python-related paths") is not in the id.
     let numeral = |w: &&str| w.bytes().all(|b| b.is_ascii_digit());
-    let heading = text
+    let heading: Vec<&str> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .skip_while(numeral);
-    let mut ids = id
+        .skip_while(numeral)
+        .collect();
+    let ids: Vec<&str> = id
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty());
-    for w in heading {
-        match ids.next() {
-            Some(x) if x.eq_ignore_ascii_case(w) => {}
-            _ => return false,
-        }
-    }
-    // What is left of the id may only be a number.
-    let rest: Vec<&str> = ids.collect();
-    rest.is_empty() || (rest.len() == 1 && rest[0].bytes().all(|b| b.is_ascii_digit()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // The id's words are the title's, then at most a number.
+    let spells = |ids: &[&str]| {
+        !heading.is_empty()
+            && ids.len() >= heading.len()
+            && heading
+                .iter()
+                .zip(ids)
+                .all(|(w, x)| x.eq_ignore_ascii_case(w))
+            && match &ids[heading.len()..] {
+                [] => true,
+                [n] => n.bytes().all(|b| b.is_ascii_digit()),
+                _ => false,
+            }
+    };
+    // Or a generator's prefix comes first: a letter or two (Django's
+    // `s-related-objects`), or GitHub's `user-content-`.
+    let prefix = match ids.as_slice() {
+        [u, c, ..] if u.eq_ignore_ascii_case("user") && c.eq_ignore_ascii_case("content") => 2,
+        [p, ..] if p.len() <= 2 && p.bytes().all(|b| b.is_ascii_alphabetic()) => 1,
+        _ => 0,
+    };
+    spells(&ids) || (prefix > 0 && spells(&ids[prefix..]))
 }
 
 /// Whether `i` lies in the subtree of `a`.

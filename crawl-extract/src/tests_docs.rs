@@ -862,3 +862,66 @@ fn code_that_shows_a_fence_gets_a_longer_fence() {
     );
     assert!(m.contains("> `````\n> ````\n> x\n> ````\n> `````"), "{m}");
 }
+
+#[test]
+fn names_in_ids_and_header_rows_are_not_chrome() {
+    // Apache's directive headings: `<h2><span id="CookieName">CookieName</span>
+    // Directive</h2>` lost the name (its id holds the chrome word `cookie`).
+    let m = md("<main><h1>Module reference</h1>\
+        <h2><span id='CookieName'>CookieName</span> Directive</h2>\
+        <p>Sets the name of the tracking cookie used by the module for every request.</p>\
+        <h2><span id='ServerSignature'>ServerSignature</span> Directive</h2>\
+        <p>Configures the footer line under server-generated documents.</p></main>");
+    assert!(
+        m.contains("## CookieName Directive") && m.contains("## ServerSignature Directive"),
+        "{m}"
+    );
+    // What a heading holds is its title, whatever its class; an id that spells its
+    // element's text names that text.
+    let m = md(
+        "<main><h1>Editor</h1><h2><span class='menu'>File</span> menu</h2>\
+        <p>The <span id='ServerSignature'>ServerSignature</span> setting adds a footer line \
+        under the documents the server generates.</p></main>",
+    );
+    assert!(
+        m.contains("## File menu") && m.contains("The ServerSignature setting"),
+        "{m}"
+    );
+    // Django prefixes its section ids (`s-related-objects`), GitHub its heading anchors
+    // (`user-content-menus`): the whole section went.
+    for id in ["s-related-objects", "user-content-related-objects"] {
+        let m = md(&format!(
+            "<main><h1>Making queries</h1>{}<div class='section' id='{id}'>\
+             <h2>Related objects</h2><p>When you define a relationship in a model, instances \
+             of that model have an API to access the related objects.</p>\
+             <pre>e = Entry.objects.get(id=2)</pre></div>{}</main>",
+            para(
+                "Once you have created your data models, Django gives you an API.",
+                4
+            ),
+            para("The closing paragraph of the page.", 3)
+        ));
+        assert!(
+            m.contains("## Related objects") && m.contains("e = Entry.objects.get(id=2)"),
+            "{id}: {m}"
+        );
+    }
+    // A one-letter prefix does not excuse a chrome word that is no title.
+    let m = md(&format!(
+        "<main><h1>Guide</h1>{}<div id='s-related'><h3>More to read</h3>\
+         <p>See also our other posts about gardening.</p></div></main>",
+        para("The guide explains everything in detail.", 12)
+    ));
+    assert!(!m.contains("gardening"), "{m}");
+    // A row of `<th>` cells is the table's header row, whatever its class says.
+    let m = md(&format!(
+        "<main><h1>Variables</h1>{}<table><tr class='header'><th>Old name</th><th>New name</th></tr>\
+         <tr><td>OLD_ONE</td><td>NEW_ONE</td></tr><tr><td>OLD_TWO</td><td>NEW_TWO</td></tr>\
+         </table></main>",
+        para("The mapping between old and new names is in the table below.", 3)
+    ));
+    assert!(
+        m.contains("| Old name | New name |\n|---|---|\n| OLD_ONE"),
+        "{m}"
+    );
+}
