@@ -341,6 +341,10 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
             0 => {}
             // Highlighted code marks its comments `<span class="hljs-comment">`.
             3 if tag == Tag::Span => {}
+            // A signature that opens its section is an API's (Javadoc's
+            // `member-signature` under the member's heading); a post's signature follows
+            // the post.
+            _ if is_signature(tok) && opens_section(tree, n) => {}
             h => return h,
         }
     }
@@ -355,6 +359,34 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         }
     }
     0
+}
+
+/// Whether a class token names a signature (`post-signature`, `member-signature`).
+fn is_signature(tok: &str) -> bool {
+    words(tok).any(|w| w.eq_ignore_ascii_case("signature") || w.eq_ignore_ascii_case("signatures"))
+}
+
+/// Whether `n` comes first in its parent, or right after a heading or a rule.
+fn opens_section(tree: &Tree, n: u32) -> bool {
+    let p = tree.nodes[n as usize].parent;
+    // The node before `n` in document order is its previous sibling or inside it (or the
+    // parent): climb to the sibling, stepping over blank text.
+    let mut i = n.saturating_sub(1);
+    loop {
+        if i == p || i == 0 {
+            return true;
+        }
+        let up = tree.nodes[i as usize].parent;
+        if up != p {
+            i = up;
+            continue;
+        }
+        match tree.tag(i) {
+            Some(t) => return t.is_heading() || t == Tag::Hr,
+            None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return false,
+            None => i -= 1,
+        }
+    }
 }
 
 /// A modal's role: `dialog` or `alertdialog`.

@@ -925,3 +925,32 @@ fn names_in_ids_and_header_rows_are_not_chrome() {
         "{m}"
     );
 }
+
+#[test]
+fn an_api_signature_is_content() {
+    // Javadoc: the class's `type-signature` after a rule, each member's
+    // `member-signature` under its heading. `signature` marks a forum post's signature
+    // as chrome; these went with it (all 3,359 signatures of commons-lang3's API).
+    let m = md(&format!(
+        "<main><h1>Class ArchUtils</h1><section class='class-description'><hr>\
+         <div class='type-signature'><span class='modifiers'>public class </span>\
+         <span class='element-name'>ArchUtils</span> extends Object</div>{}</section>\
+         <section class='detail'><h3>getProcessor</h3>\
+         <div class='member-signature'><span class='modifiers'>public static</span>\
+         <span class='return-type'>Processor</span> <span class='element-name'>getProcessor</span>()</div>\
+         <div class='block'>Returns the processor the program runs on.</div></section></main>",
+        para("Provides methods for identifying the architecture of the current JVM.", 3)
+    ));
+    assert!(m.contains("public class ArchUtils extends Object"), "{m}");
+    assert!(m.contains("public static"), "{m}");
+    // A signature under a post is still the poster's, not the page's.
+    let m = md(&format!(
+        "<main><h1>First trip to Japan</h1><div class='post'><div class='body'>{}</div>\
+         <div class='post-signature'>Travelling since 1999 with a camera and a notebook.</div></div></main>",
+        para("We land in Tokyo in April and have twelve days for the trip.", 4)
+    ));
+    assert!(
+        m.contains("twelve days") && !m.contains("Travelling since"),
+        "{m}"
+    );
+}
