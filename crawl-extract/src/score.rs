@@ -924,6 +924,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // The same for a title of any level: the chosen child opens with a heading that a
+        // heading before it here outranks (Node's API pages: the module's `<h2>`, its
+        // introduction, then `<section>`s under `<h3>`s, one holding most of the text).
+        // The child is a subsection of the document here: stay.
+        if subsection_of(tree, cur, best, &removed) {
+            break;
+        }
         // A titled document of flat sections (rustdoc: `<h2>Implementations</h2><div>…</div>
         // <h2>Trait Implementations</h2><div>…</div>` under the item's `<h1>`): the chosen
         // child is one section's body, the heading before it its title, and other titled
@@ -1185,6 +1192,31 @@ pub(crate) fn is_home_href(href: &str) -> bool {
 fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
     tree.children(cur)
         .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
+}
+
+/// Whether `best` is a subsection of the document `cur` holds: a heading among `cur`'s
+/// children before `best` outranks the heading `best` opens with.
+fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
+    let level = |t: Tag| match t {
+        Tag::H1 => 1,
+        Tag::H2 => 2,
+        Tag::H3 => 3,
+        Tag::H4 => 4,
+        Tag::H5 => 5,
+        _ => 6,
+    };
+    let Some(inner) = first_element(tree, best)
+        .and_then(|f| tree.tag(f))
+        .filter(|t| t.is_heading())
+    else {
+        return false;
+    };
+    tree.children(cur)
+        .take_while(|&c| c != best)
+        .filter(|&c| !removed[c as usize])
+        .filter_map(|c| tree.tag(c).filter(|t| t.is_heading()))
+        .next()
+        .is_some_and(|t| level(t) < level(inner))
 }
 
 /// Whether the last text inside `n` ends with a colon.

@@ -954,3 +954,24 @@ fn an_api_signature_is_content() {
         "{m}"
     );
 }
+
+#[test]
+fn a_subsection_holding_most_of_the_text_keeps_its_document() {
+    // Node's API pages: no `<h1>`; the module's `<h2>`, a short introduction, then
+    // `<section>`s under `<h3>`s. The descent took the largest section alone: the
+    // module's title, its introduction and the other sections went.
+    let m = md(&format!(
+        "<nav><ul><li><a href='/a'>Assert</a></li><li><a href='/b'>Buffer</a></li></ul></nav>\
+         <div id='apicontent'><h2>Console</h2><p>The console module provides a simple \
+         debugging console.</p><pre><code>console.log('hello');</code></pre>\
+         <section><h3>Class: Console</h3>{}</section>\
+         <section><h3>Inspector only methods</h3><p>These methods work in the inspector.</p></section></div>",
+        para("The Console class can be used to create a simple logger with configurable output streams.", 12)
+    ));
+    assert!(m.starts_with("## Console\n"), "{m}");
+    assert!(
+        m.contains("console.log('hello');") && m.contains("### Inspector only methods"),
+        "{m}"
+    );
+    assert!(!m.contains("Buffer"), "{m}");
+}
