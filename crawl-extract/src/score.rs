@@ -764,6 +764,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !in_prose_list[i]
             && !(is_list && in_kept_list[p])
             && !in_data_table[i]
+            // A list under its own heading is that section's text (Apache's "See also"
+            // under each directive, a reference's list of types); not on an article,
+            // whose headed link lists are its site's ("On this day", "Read next").
+            && !(is_list && !article_page && after_heading(tree, i as u32))
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -1217,6 +1221,27 @@ fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
         .filter_map(|c| tree.tag(c).filter(|t| t.is_heading()))
         .next()
         .is_some_and(|t| level(t) < level(inner))
+}
+
+/// Whether the element before `n` among its siblings is a heading.
+fn after_heading(tree: &Tree, n: u32) -> bool {
+    let p = tree.nodes[n as usize].parent;
+    let mut i = n.saturating_sub(1);
+    loop {
+        if i == p || i == 0 {
+            return false;
+        }
+        let up = tree.nodes[i as usize].parent;
+        if up != p {
+            i = up;
+            continue;
+        }
+        match tree.tag(i) {
+            Some(t) => return t.is_heading(),
+            None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return false,
+            None => i -= 1,
+        }
+    }
 }
 
 /// Whether the last text inside `n` ends with a colon.

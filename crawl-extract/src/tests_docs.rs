@@ -975,3 +975,37 @@ fn a_subsection_holding_most_of_the_text_keeps_its_document() {
     );
     assert!(!m.contains("Buffer"), "{m}");
 }
+
+#[test]
+fn a_list_of_links_under_its_own_heading_is_kept() {
+    // Apache's manual ends each directive with "See also" and a list of links: dropped as
+    // a menu, leaving the heading alone (156 items on 23 pages).
+    let directive = |name: &str| {
+        format!(
+            "<div class='directive-section'><h2>{name} Directive</h2>{}\
+             <h3>See also</h3><ul><li><a href='core.html#allowoverride'>AllowOverride</a></li>\
+             <li><a href='configuring.html'>Configuration Files</a></li></ul></div>",
+            para(
+                &format!(
+                    "The {name} directive sets the name of the file to read in each directory."
+                ),
+                3
+            )
+        )
+    };
+    let html = format!(
+        "<main><h1>Apache Core Features</h1>{}{}</main>",
+        directive("AccessFileName"),
+        directive("AllowOverrideList")
+    );
+    let m = md(&html);
+    assert!(m.contains("### See also\n\n- [AllowOverride]"), "{m}");
+    // On an article, a headed list of links is its site's.
+    let m = md(&format!(
+        "<html><head><meta property='og:type' content='article'></head><body><article>\
+         <h1>A walk in the hills</h1>{}<h3>On this day</h3><ul><li><a href='/2007/x'>Bobbing to \
+         the surface</a></li><li><a href='/2006/y'>Trip itinerary</a></li></ul></article></body></html>",
+        para("We walked along the ridge for hours and saw nobody at all.", 6)
+    ));
+    assert!(!m.contains("Bobbing"), "{m}");
+}
