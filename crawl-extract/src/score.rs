@@ -313,6 +313,9 @@ fn is_forum_token(tok: &str) -> bool {
 pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     let Some(tag) = tree.tag(n) else { return 0 };
     match tag {
+        // Sphinx 5 and later write footnotes as `<aside class="footnote" role="note">`
+        // in a `<aside class="footnote-list">`: the text's notes, not a sidebar.
+        Tag::Aside if is_footnote(tree, n) => {}
         Tag::Nav | Tag::Aside => return 2,
         Tag::Footer | Tag::Header if !in_article => return 2,
         Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
@@ -387,6 +390,21 @@ fn opens_section(tree: &Tree, n: u32) -> bool {
             None => i -= 1,
         }
     }
+}
+
+/// Whether `n` holds footnotes: role `note` or `doc-endnotes`, or a class word
+/// `footnote(s)`.
+fn is_footnote(tree: &Tree, n: u32) -> bool {
+    tree.attrs(n).is_some_and(|a| {
+        ["note", "doc-endnotes", "doc-footnote"]
+            .iter()
+            .any(|r| a.role.eq_ignore_ascii_case(r))
+            || a.class.split_ascii_whitespace().any(|t| {
+                words(t).any(|w| {
+                    w.eq_ignore_ascii_case("footnote") || w.eq_ignore_ascii_case("footnotes")
+                })
+            })
+    })
 }
 
 /// A modal's role: `dialog` or `alertdialog`.

@@ -1009,3 +1009,27 @@ fn a_list_of_links_under_its_own_heading_is_kept() {
     ));
     assert!(!m.contains("Bobbing"), "{m}");
 }
+
+#[test]
+fn footnotes_in_an_aside_are_content() {
+    // Sphinx 5 and later write footnotes as `<aside class="footnote" role="note">` in an
+    // `<aside class="footnote-list">`; `<aside>` marks chrome, so the notes went (63 of
+    // Python's pages lost theirs).
+    let m = md(&sphinx(&format!(
+        "<h1>Bytes Objects</h1>{}<p>The zero flag has effect here<a class='footnote-reference' \
+         href='#f1' id='r1'>[1]</a>.</p><p class='rubric'>Footnotes</p>\
+         <aside class='footnote-list brackets'><aside class='footnote brackets' id='f1' role='note'>\
+         <span class='label'><a role='doc-backlink' href='#r1'>1</a></span>\
+         <p>For integer specifiers the 0-conversion flag has effect even with a precision.</p>\
+         </aside></aside>",
+        para("These functions raise TypeError when expecting a bytes parameter.", 4)
+    )));
+    assert!(m.contains("0-conversion flag has effect"), "{m}");
+    // An aside of another kind is still chrome.
+    let m =
+        md(&sphinx(&format!(
+        "<h1>Bytes Objects</h1>{}<aside class='promo'><p>Try our hosted service today.</p></aside>",
+        para("These functions raise TypeError when expecting a bytes parameter.", 4)
+    )));
+    assert!(!m.contains("hosted service"), "{m}");
+}
