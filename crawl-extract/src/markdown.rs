@@ -180,6 +180,8 @@ pub(crate) struct Md<'t> {
     /// Links written inside the open code span: where each `[`, its text's end and its
     /// `)` are (the span is mended when it closes).
     code_links: Vec<(usize, usize, usize)>,
+    /// Inside a code listing written as lines ([`Tree::is_code_lines`]).
+    fragment: bool,
     /// Open headings (a link inside one to a fragment of the page is a back-reference).
     heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
@@ -270,6 +272,7 @@ impl<'t> Md<'t> {
             links: Vec::new(),
             code: 0,
             code_links: Vec::new(),
+            fragment: false,
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
@@ -473,6 +476,10 @@ impl<'t> Md<'t> {
     }
 
     fn text(&mut self, t: &str) {
+        // Between the lines of a listing written as lines: markup's own line breaks.
+        if self.fragment && self.pre > 0 && t.contains('\n') && t.trim().is_empty() {
+            return;
+        }
         if self.pre > 0 && !self.inline_only {
             let mut first = true;
             for line in t.split('\n') {
@@ -633,11 +640,25 @@ impl<'t> Md<'t> {
                             .and_then(|a| code_lang(&a.class, &a.lang));
                         p = self.tree.nodes[p as usize].parent;
                     }
-                    self.raw(&format!("```{}", lang.unwrap_or_default()));
+                    self.open_fence(lang.as_deref().unwrap_or_default());
+                }
+            }
+            // Doxygen's code listings: a `div.line` per line, no `<pre>`.
+            Tag::Div if !self.inline_only && self.pre == 0 && self.tree.is_code_lines(n) => {
+                self.block(2);
+                self.open_fence("");
+                self.fragment = true;
+            }
+            // A line of a listing starts a line of the code; its number is no code.
+            Tag::Div if self.pre > 0 && self.fragment => {
+                if !self.out.ends_with(&format!("\n{}", self.prefix)) {
                     self.out.push('\n');
                     self.out.push_str(&self.prefix);
-                    self.pre += 1;
                 }
+            }
+            Tag::Span if self.pre > 0 && self.fragment && self.tree.has_class(n, "lineno") => {
+                self.saved.pop();
+                return false;
             }
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
@@ -758,16 +779,12 @@ impl<'t> Md<'t> {
                 }
                 self.block(1);
             }
-            Tag::Pre if !self.inline_only => {
-                self.pre = self.pre.saturating_sub(1);
-                self.out.truncate(self.out.trim_end().len());
-                let fence = self.widen_fence(olen);
-                self.out.push('\n');
-                self.out.push_str(&self.prefix);
-                self.out.push_str(&"`".repeat(fence));
-                self.pending_nl = 0;
-                self.block(2);
+            Tag::Div if self.fragment && self.pre == 1 && self.tree.is_code_lines(n) => {
+                self.fragment = false;
+                self.close_fence(olen);
             }
+            Tag::Div if self.pre > 0 && self.fragment => {}
+            Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
                 self.code = self.code.saturating_sub(1);
@@ -917,6 +934,26 @@ impl<'t> Md<'t> {
         let span = format!("{delim}{pad}{body}{pad}{delim}");
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
+    }
+
+    /// Opens a fenced code block (a `<pre>`, or a listing written as lines).
+    fn open_fence(&mut self, lang: &str) {
+        self.raw(&format!("```{lang}"));
+        self.out.push('\n');
+        self.out.push_str(&self.prefix);
+        self.pre += 1;
+    }
+
+    /// Closes the fenced code block opened at `olen`.
+    fn close_fence(&mut self, olen: usize) {
+        self.pre = self.pre.saturating_sub(1);
+        self.out.truncate(self.out.trim_end().len());
+        let fence = self.widen_fence(olen);
+        self.out.push('\n');
+        self.out.push_str(&self.prefix);
+        self.out.push_str(&"`".repeat(fence));
+        self.pending_nl = 0;
+        self.block(2);
     }
 
     /// The length of the fence of the code block written from `olen`: three backticks,

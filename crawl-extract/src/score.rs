@@ -747,6 +747,9 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // A table with a header row, and what it holds, is data however link-dense (pathlib's
     // `os.path.abspath()` | `Path.absolute()`); a menu laid out in a table has no header.
     let mut in_data_table = vec![false; len];
+    // Inside a code listing written as lines (Doxygen's `div.fragment`): code, however
+    // link-dense its lines (`<a>SDL_SCANCODE_UNKNOWN</a> = 0,`).
+    let mut in_code = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
@@ -756,6 +759,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         in_data_table[i] = in_data_table[p]
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
+        in_code[i] = in_code[p] || tree.is_code_lines(i as u32);
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
         protected[i] = protected[p]
@@ -782,6 +786,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !in_prose_list[i]
             && !(is_list && in_kept_list[p])
             && !in_data_table[i]
+            && !in_code[i]
             // A list under its own heading is that section's text (Apache's "See also"
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").

@@ -1033,3 +1033,27 @@ fn footnotes_in_an_aside_are_content() {
     )));
     assert!(!m.contains("hosted service"), "{m}");
 }
+
+#[test]
+fn a_code_listing_written_as_lines_is_a_code_block() {
+    // Doxygen writes its listings as `div.fragment > div.line` with a `span.lineno`, no
+    // `<pre>`: each line came out as a paragraph, numbers glued on, indentation lost,
+    // and lines that are mostly a link dropped as menus.
+    let html = "<div class='contents'><h1>SDL_scancode.h</h1>\
+        <p>Defines keyboard scancodes, the physical keys of the keyboard.</p>\
+        <div class='fragment'>\n<div class='line'><a id='l1'></a><span class='lineno'>1</span>typedef enum</div>\n\
+        <div class='line'><span class='lineno'>2</span>{</div>\n\
+        <div class='line'><span class='lineno'>3</span>    <a class='code' href='a.html#x'>SDL_SCANCODE_UNKNOWN</a> = 0,</div>\n\
+        <div class='line'><span class='lineno'>4</span>    SDL_SCANCODE_A = 4,</div>\n\
+        <div class='line'><span class='lineno'>5</span>} SDL_Scancode;</div>\n</div></div>";
+    let m = md(html);
+    assert!(
+        m.contains(
+            "```\ntypedef enum\n{\n    SDL_SCANCODE_UNKNOWN = 0,\n    SDL_SCANCODE_A = 4,\n} SDL_Scancode;\n```"
+        ),
+        "{m}"
+    );
+    // Lines without the listing's class are ordinary blocks.
+    let m = whole("<div><div class='line'>one</div><div class='line'>two</div></div>");
+    assert_eq!(m, "one\n\ntwo\n");
+}

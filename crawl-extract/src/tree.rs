@@ -112,6 +112,26 @@ impl Tree {
         }
     }
 
+    /// Whether `n` has the class token `class`.
+    pub(crate) fn has_class(&self, n: u32, class: &str) -> bool {
+        self.attrs(n).is_some_and(|a| {
+            a.class
+                .split_ascii_whitespace()
+                .any(|t| t.eq_ignore_ascii_case(class))
+        })
+    }
+
+    /// Whether `n` is a code listing written as lines: Doxygen's
+    /// `<div class="fragment"><div class="line">…</div>…</div>` (no `<pre>`).
+    pub(crate) fn is_code_lines(&self, n: u32) -> bool {
+        self.tag(n) == Some(Tag::Div)
+            && self.has_class(n, "fragment")
+            && self
+                .children(n)
+                .find(|&c| self.tag(c).is_some())
+                .is_some_and(|c| self.tag(c) == Some(Tag::Div) && self.has_class(c, "line"))
+    }
+
     /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
     pub(crate) fn sole_element(&self, n: u32) -> Option<u32> {
         let mut only = None;
