@@ -650,12 +650,7 @@ impl<'t> Md<'t> {
                 self.fragment = true;
             }
             // A line of a listing starts a line of the code; its number is no code.
-            Tag::Div if self.pre > 0 && self.fragment => {
-                if !self.out.ends_with(&format!("\n{}", self.prefix)) {
-                    self.out.push('\n');
-                    self.out.push_str(&self.prefix);
-                }
-            }
+            Tag::Div if self.pre > 0 && self.fragment => self.code_line(),
             Tag::Span if self.pre > 0 && self.fragment && self.tree.has_class(n, "lineno") => {
                 self.saved.pop();
                 return false;
@@ -942,6 +937,18 @@ impl<'t> Md<'t> {
         self.out.push('\n');
         self.out.push_str(&self.prefix);
         self.pre += 1;
+    }
+
+    /// Starts a line of code, unless the last one is still empty.
+    fn code_line(&mut self) {
+        let fresh = self
+            .out
+            .strip_suffix(self.prefix.as_str())
+            .is_some_and(|o| o.ends_with('\n'));
+        if !fresh {
+            self.out.push('\n');
+            self.out.push_str(&self.prefix);
+        }
     }
 
     /// Closes the fenced code block opened at `olen`.
