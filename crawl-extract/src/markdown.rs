@@ -1005,55 +1005,109 @@ impl<'t> Md<'t> {
         let end = subtree_end(tree, table);
         let mut rows: Vec<u32> = Vec::new();
         let mut lists = false;
-        let mut th = false;
-        for i in table + 1..end {
+        // Rows that hold only a heading (Doxygen's `table.memberdecls`: "Functions",
+        // "Macros" over the members of each kind): the table's sections.
+        let mut titles: Vec<(u32, u32)> = Vec::new();
+        let mut i = table + 1;
+        while i < end {
             match tree.tag(i) {
                 Some(Tag::Ul | Tag::Ol) => lists = true,
-                Some(Tag::Th) => th = true,
                 // An indented list (docutils wraps it in a blockquote) is a list in a cell.
                 Some(Tag::Blockquote) if only_a_list(tree, i) => {}
-                Some(Tag::Table | Tag::H1 | Tag::H2 | Tag::H3 | Tag::Pre | Tag::Blockquote) => {
-                    return false
-                }
+                Some(t) if t.is_heading() => match self.title_row(table, i) {
+                    Some(r) => {
+                        // The row was pushed when it was reached, just before its heading.
+                        if rows.last() == Some(&r) {
+                            rows.pop();
+                        }
+                        titles.push((r, i));
+                        i = subtree_end(tree, r);
+                        continue;
+                    }
+                    // A cell's small heading (`<th><h4>`) is the cell's text.
+                    None if matches!(t, Tag::H1 | Tag::H2 | Tag::H3) => return false,
+                    None => {}
+                },
+                Some(Tag::Table | Tag::Pre | Tag::Blockquote) => return false,
                 Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
                 _ => {}
             }
+            i += 1;
         }
-        let cells: Vec<Vec<u32>> = rows
+        // A header cell outside the title rows (a `<th>`, or a cell that is a heading).
+        let header_cell = |c: u32| {
+            tree.tag(c) == Some(Tag::Th)
+                || tree
+                    .sole_element(c)
+                    .is_some_and(|e| tree.tag(e).is_some_and(Tag::is_heading))
+        };
+        let th = rows.iter().any(|&r| {
+            tree.children(r).any(|c| {
+                matches!(tree.tag(c), Some(Tag::Td | Tag::Th)) && !self.skipped(c) && header_cell(c)
+            })
+        });
+        // Under a header row the columns are named once for the whole table: a title row
+        // stays a row (a recipe's "Vegetables" over its ingredients), as a cell's heading.
+        if th && !titles.is_empty() {
+            if titles
+                .iter()
+                .any(|&(_, h)| matches!(tree.tag(h), Some(Tag::H1 | Tag::H2 | Tag::H3)))
+            {
+                return false;
+            }
+            rows.extend(titles.drain(..).map(|(r, _)| r));
+            rows.sort_unstable();
+        }
+        let cells: Vec<(u32, Vec<u32>)> = rows
             .iter()
             .map(|&r| {
-                tree.children(r)
+                let c = tree
+                    .children(r)
                     .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)) && !self.skipped(c))
-                    .collect()
+                    .collect();
+                (r, c)
             })
-            .filter(|c: &Vec<u32>| !c.is_empty())
+            .filter(|(_, c): &(u32, Vec<u32>)| !c.is_empty())
             .collect();
-        let cols = cells.iter().map(Vec::len).max().unwrap_or(0);
+        let cols = cells.iter().map(|(_, c)| c.len()).max().unwrap_or(0);
         // One row of lists is a layout in columns (an index page), not data. One column
         // is a layout too, unless a header cell names it (DocBook's function tables:
         // "Function / Description / Example(s)" over one entry a row).
         if (cols < 2 && !(th && cells.len() >= 2)) || (lists && cells.len() < 2) {
             return false;
         }
-        let mut text_rows: Vec<Vec<String>> = Vec::with_capacity(cells.len());
-        for row in &cells {
-            let mut r: Vec<String> = row.iter().map(|&c| self.cell(c)).collect();
-            r.resize(cols, String::new());
-            text_rows.push(r);
+        let mut text_rows: Vec<(u32, Vec<String>)> = Vec::with_capacity(cells.len());
+        for (r, row) in &cells {
+            let mut t: Vec<String> = row.iter().map(|&c| self.cell(c)).collect();
+            t.resize(cols, String::new());
+            text_rows.push((*r, t));
         }
-        if text_rows.iter().all(|r| r.iter().all(String::is_empty)) {
+        if text_rows
+            .iter()
+            .all(|(_, r)| r.iter().all(String::is_empty))
+        {
             return true;
         }
         self.block(2);
         self.flush();
         let mut first = true;
-        for r in &text_rows {
+        // Whether anything of the table was written yet.
+        let mut written = false;
+        let mut next_title = titles.iter().peekable();
+        for (r, t) in &text_rows {
+            // The titles before this row, each a heading that starts a new table.
+            while let Some(&(_, h)) = next_title.next_if(|&&(tr, _)| tr < *r) {
+                self.title(h, written);
+                first = true;
+                written = true;
+            }
+            written = true;
             if !first {
                 self.out.push('\n');
                 self.out.push_str(&self.prefix);
             }
             self.out.push_str("| ");
-            self.out.push_str(&r.join(" | "));
+            self.out.push_str(&t.join(" | "));
             self.out.push_str(" |");
             if first {
                 self.out.push('\n');
@@ -1063,9 +1117,65 @@ impl<'t> Md<'t> {
             }
             first = false;
         }
+        for &(_, h) in next_title {
+            self.title(h, true);
+        }
         self.at_line_start = false;
         self.block(2);
         true
+    }
+
+    /// The row of `table` that holds heading `h` and nothing else, if it is one.
+    fn title_row(&self, table: u32, h: u32) -> Option<u32> {
+        let tree = self.tree;
+        let mut x = h;
+        loop {
+            let p = tree.nodes[x as usize].parent;
+            if p == NONE || p == table {
+                return None;
+            }
+            match tree.tag(p) {
+                Some(Tag::Tr) => {
+                    let mut cells = tree
+                        .children(p)
+                        .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)));
+                    let only = cells.next() == Some(x) && cells.next().is_none();
+                    return only.then_some(p);
+                }
+                Some(Tag::Td | Tag::Th | Tag::Div | Tag::Span)
+                    if tree.sole_element(p) == Some(x) =>
+                {
+                    x = p
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Writes heading `h` of a table's title row as a heading of its own, ending the table
+    /// written before it.
+    fn title(&mut self, h: u32, after: bool) {
+        let level = match self.tree.tag(h) {
+            Some(Tag::H1) => 1,
+            Some(Tag::H2) => 2,
+            Some(Tag::H3) => 3,
+            Some(Tag::H4) => 4,
+            Some(Tag::H5) => 5,
+            _ => 6,
+        };
+        let text = self.cell(h);
+        if text.is_empty() {
+            return;
+        }
+        if after {
+            self.out.push_str("\n\n");
+            self.out.push_str(&self.prefix);
+        }
+        self.out.push_str(&"#".repeat(level));
+        self.out.push(' ');
+        self.out.push_str(&text);
+        self.out.push_str("\n\n");
+        self.out.push_str(&self.prefix);
     }
 
     fn cell(&self, c: u32) -> String {

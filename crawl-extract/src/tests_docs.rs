@@ -1057,3 +1057,42 @@ fn a_code_listing_written_as_lines_is_a_code_block() {
     let m = whole("<div><div class='line'>one</div><div class='line'>two</div></div>");
     assert_eq!(m, "one\n\ntwo\n");
 }
+
+#[test]
+fn a_table_with_title_rows_is_tables_under_headings() {
+    // Doxygen's `table.memberdecls`: a row holding only an `<h2>` ("Functions",
+    // "Macros") over the members of each kind. A heading in a table made it a layout,
+    // flattened cell by cell (7,691 rows of SDL2's API docs).
+    let html = "<div class='contents'><h1>SDL_keyboard.h</h1>\
+        <p>Include file for SDL keyboard event handling.</p><table class='memberdecls'>\
+        <tr class='heading'><td colspan='2'><h2 class='groupheader'>Functions</h2></td></tr>\
+        <tr><td>int</td><td><a href='#a1'>SDL_GetKeyboardFocus</a> (void)</td></tr>\
+        <tr><td>void</td><td><a href='#a2'>SDL_StartTextInput</a> (void)</td></tr>\
+        <tr class='heading'><td colspan='2'><h2 class='groupheader'>Macros</h2></td></tr>\
+        <tr><td>#define</td><td>SDL_KEYBOARD_MAX 8</td></tr>\
+        <tr><td>#define</td><td>SDL_KEYBOARD_MIN 1</td></tr></table></div>";
+    let m = md(html);
+    assert!(
+        m.contains("## Functions\n\n| int | [SDL_GetKeyboardFocus]"),
+        "{m}"
+    );
+    assert!(
+        m.contains("|---|---|\n| void | [SDL_StartTextInput]"),
+        "{m}"
+    );
+    assert!(
+        m.contains("## Macros\n\n| \\#define | SDL_KEYBOARD_MAX 8 |"),
+        "{m}"
+    );
+    // Under a header row a small title row stays a row: the columns stay named.
+    let m = md(
+        "<main><h1>Soup</h1><p>Ingredients for a vegetable soup.</p><table>\
+        <tr><th>Ingredient</th><th>Per person</th></tr>\
+        <tr><td colspan='2'><h5>Vegetables</h5></td></tr>\
+        <tr><td>Onions</td><td>1</td></tr><tr><td>Celery</td><td>80g</td></tr></table></main>",
+    );
+    assert!(
+        m.contains("| Ingredient | Per person |\n|---|---|\n| Vegetables |  |\n| Onions | 1 |"),
+        "{m}"
+    );
+}
