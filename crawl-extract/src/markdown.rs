@@ -182,6 +182,8 @@ pub(crate) struct Md<'t> {
     code_links: Vec<(usize, usize, usize)>,
     /// Inside a code listing written as lines ([`Tree::is_code_lines`]).
     fragment: bool,
+    /// Inside a paragraph of code broken by `<br>` ([`Tree::is_code_paragraph`]).
+    br_code: bool,
     /// Open headings (a link inside one to a fragment of the page is a back-reference).
     heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
@@ -273,6 +275,7 @@ impl<'t> Md<'t> {
             code: 0,
             code_links: Vec::new(),
             fragment: false,
+            br_code: false,
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
@@ -480,6 +483,28 @@ impl<'t> Md<'t> {
         if self.fragment && self.pre > 0 && t.contains('\n') && t.trim().is_empty() {
             return;
         }
+        // Code broken into lines by `<br>`: its source's own line breaks and indentation
+        // are the HTML's, collapsed like any text's.
+        if self.br_code && self.pre > 0 {
+            let line_start = self.at_code_line_start();
+            let mut words = t.split_whitespace().peekable();
+            if words.peek().is_none() {
+                if !line_start && !self.out.ends_with(' ') {
+                    self.out.push(' ');
+                }
+                return;
+            }
+            if t.starts_with(char::is_whitespace) && !line_start && !self.out.ends_with(' ') {
+                self.out.push(' ');
+            }
+            let joined = words.collect::<Vec<_>>().join(" ");
+            self.out.push_str(&joined);
+            if t.ends_with(char::is_whitespace) {
+                self.out.push(' ');
+            }
+            self.at_line_start = false;
+            return;
+        }
         if self.pre > 0 && !self.inline_only {
             let mut first = true;
             for line in t.split('\n') {
@@ -643,6 +668,12 @@ impl<'t> Md<'t> {
                     self.open_fence(lang.as_deref().unwrap_or_default());
                 }
             }
+            // A paragraph that is only code broken into lines by `<br>`.
+            Tag::P if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) => {
+                self.block(2);
+                self.open_fence("");
+                self.br_code = true;
+            }
             // Doxygen's code listings: a `div.line` per line, no `<pre>`.
             Tag::Div if !self.inline_only && self.pre == 0 && self.tree.is_code_lines(n) => {
                 self.block(2);
@@ -719,7 +750,12 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Br => {
-                if self.pre > 0 {
+                if self.br_code && self.pre > 0 {
+                    let t = self.out.trim_end_matches(' ').len();
+                    self.out.truncate(t);
+                    self.out.push('\n');
+                    self.out.push_str(&self.prefix);
+                } else if self.pre > 0 {
                     self.out.push('\n');
                     self.out.push_str(&self.prefix);
                 } else if self.heading > 0 {
@@ -779,6 +815,10 @@ impl<'t> Md<'t> {
                 self.close_fence(olen);
             }
             Tag::Div if self.pre > 0 && self.fragment => {}
+            Tag::P if self.br_code && self.pre == 1 => {
+                self.br_code = false;
+                self.close_fence(olen);
+            }
             Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
@@ -939,13 +979,16 @@ impl<'t> Md<'t> {
         self.pre += 1;
     }
 
+    /// Whether nothing is written yet on the current line of a code block.
+    fn at_code_line_start(&self) -> bool {
+        self.out
+            .strip_suffix(self.prefix.as_str())
+            .is_some_and(|o| o.ends_with('\n'))
+    }
+
     /// Starts a line of code, unless the last one is still empty.
     fn code_line(&mut self) {
-        let fresh = self
-            .out
-            .strip_suffix(self.prefix.as_str())
-            .is_some_and(|o| o.ends_with('\n'));
-        if !fresh {
+        if !self.at_code_line_start() {
             self.out.push('\n');
             self.out.push_str(&self.prefix);
         }

@@ -1096,3 +1096,24 @@ fn a_table_with_title_rows_is_tables_under_headings() {
         "{m}"
     );
 }
+
+#[test]
+fn a_paragraph_of_code_broken_by_line_breaks_is_a_code_block() {
+    // Apache's manual writes its examples as `<p><code>…<br>…</code></p>`: the span
+    // broke into backtick fragments across blank lines, and HTML in the example became
+    // raw HTML a markdown renderer swallows.
+    let m = md(&format!(
+        "<main><h1>Image maps</h1>{}<div class='example'><p><code>\n  &lt;a href=\"/maps/map1.map\"&gt;<br>\n  \
+         &lt;img ismap src=\"/images/map1.gif\"&gt;<br>\n  directive value [<var>x</var>,<var>y</var>\n  ...]\n</code></p></div></main>",
+        para("Reference the map file from a page with markup like this.", 3)
+    ));
+    assert!(
+        m.contains(
+            "```\n<a href=\"/maps/map1.map\">\n<img ismap src=\"/images/map1.gif\">\ndirective value [x,y ...]\n```"
+        ),
+        "{m}"
+    );
+    // Code in a sentence stays a span.
+    let m = whole("<p>Use <code>a<br>b</code> here.</p>");
+    assert!(!m.contains("```"), "{m}");
+}

@@ -132,6 +132,16 @@ impl Tree {
                 .is_some_and(|c| self.tag(c) == Some(Tag::Div) && self.has_class(c, "line"))
     }
 
+    /// Whether `n` is a paragraph that is only a `<code>` broken into lines by `<br>`
+    /// (Apache's manual writes its examples so): a code block without a `<pre>`.
+    pub(crate) fn is_code_paragraph(&self, n: u32) -> bool {
+        self.tag(n) == Some(Tag::P)
+            && self.sole_element(n).is_some_and(|c| {
+                self.tag(c) == Some(Tag::Code)
+                    && self.children(c).any(|x| self.tag(x) == Some(Tag::Br))
+            })
+    }
+
     /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
     pub(crate) fn sole_element(&self, n: u32) -> Option<u32> {
         let mut only = None;
