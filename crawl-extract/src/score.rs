@@ -833,6 +833,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         };
         good[p] += good[i] * w;
     }
+    let lead = Lead {
+        text: &text,
+        link: &link,
+        ptext: &ptext,
+        items: &items,
+    };
     // Descend while one child holds most of the content, starting from the page's
     // first `<main>` landmark when it holds a fair part of the content: the author put
     // the content there (teasers of other stories sit outside it).
@@ -955,7 +961,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // heading before it here outranks (Node's API pages: the module's `<h2>`, its
         // introduction, then `<section>`s under `<h3>`s, one holding most of the text).
         // The child is a subsection of the document here: stay.
-        if subsection_of(tree, cur, best, &removed) {
+        // Or the title opens a preamble before it (Apache's `div#preamble`: the module's
+        // `<h1>`, its summary table and introduction, then `div.section`s under `<h2>`s).
+        if subsection_of(tree, cur, best, &removed) || preamble_of(tree, cur, best, &removed, &lead)
+        {
             break;
         }
         // A titled document of flat sections (rustdoc: `<h2>Implementations</h2><div>…</div>
@@ -1023,12 +1032,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             cur = m;
         }
     }
-    let lead = Lead {
-        text: &text,
-        link: &link,
-        ptext: &ptext,
-        items: &items,
-    };
     let root = with_lead(tree, cur, &mut removed, &lead);
     // The page's one title and its introduction, however far above the chosen content
     // they sit (a landing or category page's header section; not an article's, whose
@@ -1244,6 +1247,23 @@ fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
         .filter_map(|c| tree.tag(c).filter(|t| t.is_heading()))
         .next()
         .is_some_and(|t| level(t) < level(inner))
+}
+
+/// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a
+/// reference page's preamble: the title, a summary), while `best` opens with a lesser
+/// heading: `best` is one section of the document `cur` holds.
+fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) -> bool {
+    let opens = |n: u32| first_element(tree, n).and_then(|f| tree.tag(f));
+    if !opens(best).is_some_and(|t| t.is_heading() && t != Tag::H1) {
+        return false;
+    }
+    tree.children(cur)
+        .take_while(|&c| c != best)
+        .filter(|&c| !removed[c as usize] && tree.tag(c).is_some())
+        .find(|&c| opens(c).is_some_and(Tag::is_heading))
+        .is_some_and(|c| {
+            opens(c) == Some(Tag::H1) && tree.tag(c) != Some(Tag::Header) && lead.is(c, removed)
+        })
 }
 
 /// Whether the element before `n` among its siblings is a heading.

@@ -1117,3 +1117,27 @@ fn a_paragraph_of_code_broken_by_line_breaks_is_a_code_block() {
     let m = whole("<p>Use <code>a<br>b</code> here.</p>");
     assert!(!m.contains("```"), "{m}");
 }
+
+#[test]
+fn a_preamble_with_the_title_keeps_the_sections_after_it() {
+    // Apache's module pages: `div#preamble` holds the `<h1>`, a summary table and the
+    // introduction; `div.section`s under `<h2>`s follow. The descent took the largest
+    // section alone.
+    let html = format!(
+        "<div id='page-content'><div id='preamble'><h1>Apache Module mod_buffer</h1>\
+         <table class='module'><tr><th>Description:</th><td>Support for request buffering</td></tr>\
+         <tr><th>Status:</th><td>Extension</td></tr></table>\
+         <h3>Summary</h3><p>This module provides the ability to buffer the input and output filter \
+         stacks. Under certain circumstances, content generators might create content in small \
+         chunks; buffering them can improve performance.</p></div>\
+         <div class='section'><h2>BufferSize Directive</h2>{}</div>\
+         <div class='section'><h2>Request notes</h2><p>The module creates no request notes.</p></div></div>",
+        para("The BufferSize directive specifies the amount of data in bytes that will be buffered before being read from or written to each request.", 10)
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# Apache Module mod_buffer"), "{m}");
+    assert!(
+        m.contains("## BufferSize Directive") && m.contains("## Request notes"),
+        "{m}"
+    );
+}
