@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Documentation fidelity on real documentation sites of nine generators, from Debian's
+# packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# project in ../shared/tools), one line per site.
+#
+# needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
+#             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc
+#         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
+# usage:  bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
+#         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
+# The Rust book comes from the toolchain's docs (`rustup doc --path`).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$root/target/release/examples/extract}
+work=${2:-/tmp/doc-fidelity}
+fid=${FIDELITY:-$root/../shared/tools/md_fidelity.py}
+py=${FIDELITY_PYTHON:-/tmp/fid/bin/python}
+if [ ! -x "$bin" ]; then
+    (cd "$root" && cargo build --release -p kb-crawl --example extract)
+fi
+[ -f "$fid" ] || { echo "md_fidelity.py not found at $fid (set FIDELITY)" >&2; exit 1; }
+
+# Copies every page under $1 into the flat folder $2, named by its path ('/' -> '__'),
+# following symlinks; skips Sphinx's _static/_sources/_modules/_images/_downloads and its
+# generated genindex/search/py-modindex pages.
+flatten() {
+    local src=$1 dst=$2
+    rm -rf "$dst"; mkdir -p "$dst"
+    [ -d "$src" ] || { echo "missing $src (install its package)" >&2; return 1; }
+    (cd "$src" && find -L . \( -path './_*' -prune \) -o -name '*.html' -print | sed 's|^\./||' |
+        while read -r f; do
+            case "$(basename "$f")" in genindex*|search.html|py-modindex*|404.html) continue;; esac
+            cp -L "$f" "$dst/$(echo "$f" | sed 's|/|__|g')"
+        done)
+}
+
+# Runs the extractor on the flat folder $2 and scores it against the element $3.
+score() {
+    local name=$1 html=$2 xpath=$3 out=$work/md/$1
+    rm -rf "$out"
+    "$bin" --in "$html" --out "$out" --threads 2 > /dev/null 2>&1
+    "$py" "$fid" "$html" "$out" "$xpath" "$work/$name.csv" |
+        awk -v s="$name" '/^(headings|code_blocks|table_rows|list_items|words) /{printf "%s %s  ", $1, $4} END{print "<- " s}'
+}
+
+mkdir -p "$work"
+d=/usr/share/doc
+# Python's docs as docs/extraction.md copies them: every page, its index pages too.
+rm -rf "$work/python"; mkdir -p "$work/python"
+(cd $d/python3.11/html && find . -name '*.html' | while read -r f; do
+    cp -L "$f" "$work/python/$(echo "${f#./}" | tr / _)"
+done)
+flatten $d/nodejs/api "$work/node"
+# Apache's English pages only (six files under en/ are Portuguese), and not the two
+# directive indexes, which have no div#page-content.
+rm -rf "$work/apache"; mkdir -p "$work/apache"
+(cd $d/apache2-doc/manual/en && find . -name '*.html' | sed 's|^\./||' | while read -r f; do
+    grep -q -m1 '<html[^>]*lang="en"' "$f" || continue
+    n=$(echo "$f" | tr / _)
+    case "$n" in mod_directives.html|mod_quickreference.html) continue;; esac
+    cp "$f" "$work/apache/$n"
+done)
+flatten $d/cmake-data/html "$work/cmake"
+flatten $d/python-django-doc/html "$work/django"
+flatten $d/sphinx-doc/html "$work/sphinx"
+flatten $d/mkdocs/html "$work/mkdocs"
+# MkDocs' three "Redirecting..." stubs have no content.
+rm -f "$work"/mkdocs/user-guide__{custom-themes,plugins,styling-your-docs}.html
+flatten $d/libsdl2-doc/html "$work/sdl"
+flatten $d/libcommons-lang3-java/api "$work/javadoc"
+rm -rf "$work/texi"; mkdir -p "$work/texi"
+cp -L $d/gettext/gettext_*.html $d/gettext/index.html "$work/texi/"
+rm -rf "$work/rbook"; mkdir -p "$work/rbook"
+for f in "$(dirname "$(rustup doc --path)")"/book/*.html; do
+    grep -q '<main' "$f" && cp "$f" "$work/rbook/"
+done
+
+score python "$work/python" "//div[@role='main']"
+score rust-book "$work/rbook" "//main"
+score node "$work/node" "//div[@id='apicontent']"
+score apache "$work/apache" "//div[@id='page-content']"
+score cmake "$work/cmake" "//div[@role='main']"
+score django "$work/django" "//div[contains(@class,'yui-g')]"
+score sphinx "$work/sphinx" "//div[@role='main']"
+score mkdocs "$work/mkdocs" "//div[@role='main']"
+score doxygen-sdl2 "$work/sdl" "//div[@id='doc-content']"
+score javadoc-lang3 "$work/javadoc" "//main"
+score texinfo-gettext "$work/texi" "//body"
