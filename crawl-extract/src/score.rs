@@ -790,7 +790,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             // A list under its own heading is that section's text (Apache's "See also"
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").
-            && !(is_list && !article_page && after_heading(tree, i as u32))
+            && !(is_list && !article_page && section_list(tree, i as u32))
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -1264,6 +1264,35 @@ fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) 
         .is_some_and(|c| {
             opens(c) == Some(Tag::H1) && tree.tag(c) != Some(Tag::Header) && lead.is(c, removed)
         })
+}
+
+/// Whether list `n` is the text of a section: right after its heading, and not a table
+/// of contents.
+fn section_list(tree: &Tree, n: u32) -> bool {
+    after_heading(tree, n) && !local_toc(tree, n)
+}
+
+/// Nodes of a list looked at for its links' targets.
+const TOC_SCAN: u32 = 400;
+
+/// Whether the links of list `n` all go to places on the page itself (`#fragment`): a
+/// table of contents, which repeats the headings.
+fn local_toc(tree: &Tree, n: u32) -> bool {
+    let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
+    let mut any = false;
+    for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
+        if let Some(h) = tree
+            .attrs(i)
+            .filter(|_| tree.tag(i) == Some(Tag::A))
+            .and_then(|a| a.href.as_deref())
+        {
+            if !h.starts_with('#') {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
 }
 
 /// Whether the element before `n` among its siblings is a heading.

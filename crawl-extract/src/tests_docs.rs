@@ -1000,6 +1000,15 @@ fn a_list_of_links_under_its_own_heading_is_kept() {
     );
     let m = md(&html);
     assert!(m.contains("### See also\n\n- [AllowOverride]"), "{m}");
+    // A list of the page's own places under a heading is its table of contents: it
+    // repeats the headings, and goes.
+    let toc = "<h3>Directives</h3><ul><li><a href='#accessfilename'>AccessFileName</a></li>\
+               <li><a href='#allowoverridelist'>AllowOverrideList</a></li></ul>";
+    let m = md(&html.replacen("</h1>", &format!("</h1>{toc}"), 1));
+    assert!(
+        m.contains("### See also\n\n- [AllowOverride]") && !m.contains("[AccessFileName]"),
+        "{m}"
+    );
     // On an article, a headed list of links is its site's.
     let m = md(&format!(
         "<html><head><meta property='og:type' content='article'></head><body><article>\
