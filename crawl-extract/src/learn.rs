@@ -385,7 +385,7 @@ pub(crate) fn blocks(tree: &Tree, sel: &Selection) -> Layout {
                 kids[parent as usize]
             }),
         ];
-        if let Some(level) = tag.and_then(heading_level) {
+        if let Some(level) = tag.and_then(Tag::heading_level) {
             sec = Some(Section {
                 block: k,
                 level,
@@ -473,18 +473,6 @@ const SHELF_WORDS: &[&str] = &[
 ];
 /// Words of a heading looked at.
 const HEAD_WORDS: usize = 8;
-
-fn heading_level(t: Tag) -> Option<u8> {
-    match t {
-        Tag::H1 => Some(1),
-        Tag::H2 => Some(2),
-        Tag::H3 => Some(3),
-        Tag::H4 => Some(4),
-        Tag::H5 => Some(5),
-        Tag::H6 => Some(6),
-        _ => None,
-    }
-}
 
 /// The class of heading `h`'s first words (feedback before shelf).
 fn heading_words(tree: &Tree, h: u32) -> HeadWords {

@@ -577,14 +577,7 @@ impl<'t> Md<'t> {
                 self.heading += 1;
                 self.block(2);
                 if !self.inline_only {
-                    let level = match tag {
-                        Tag::H1 => 1,
-                        Tag::H2 => 2,
-                        Tag::H3 => 3,
-                        Tag::H4 => 4,
-                        Tag::H5 => 5,
-                        _ => 6,
-                    };
+                    let level = usize::from(tag.heading_level().unwrap_or(6));
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()) * 2);
                     // A heading that opens a list item (Javadoc's member details: a list
                     // of sections) makes the item a section: no marker, and what follows
@@ -1198,14 +1191,7 @@ impl<'t> Md<'t> {
     /// Writes heading `h` of a table's title row as a heading of its own, ending the table
     /// written before it.
     fn title(&mut self, h: u32, after: bool) {
-        let level = match self.tree.tag(h) {
-            Some(Tag::H1) => 1,
-            Some(Tag::H2) => 2,
-            Some(Tag::H3) => 3,
-            Some(Tag::H4) => 4,
-            Some(Tag::H5) => 5,
-            _ => 6,
-        };
+        let level = usize::from(self.tree.tag(h).and_then(Tag::heading_level).unwrap_or(6));
         let text = self.cell(h);
         if text.is_empty() {
             return;

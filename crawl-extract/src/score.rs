@@ -371,13 +371,29 @@ fn is_signature(tok: &str) -> bool {
 
 /// Whether `n` comes first in its parent, or right after a heading or a rule.
 fn opens_section(tree: &Tree, n: u32) -> bool {
+    match previous(tree, n) {
+        Previous::None => true,
+        Previous::Element(t) => t.is_heading() || t == Tag::Hr,
+        Previous::Text => false,
+    }
+}
+
+/// What comes before a node among its siblings, blank text aside.
+enum Previous {
+    None,
+    Element(Tag),
+    Text,
+}
+
+/// The sibling before `n`: the node before it in document order is that sibling, inside
+/// it, or the parent, so climb to the sibling (bounded by the depth), stepping over blank
+/// text.
+fn previous(tree: &Tree, n: u32) -> Previous {
     let p = tree.nodes[n as usize].parent;
-    // The node before `n` in document order is its previous sibling or inside it (or the
-    // parent): climb to the sibling, stepping over blank text.
     let mut i = n.saturating_sub(1);
     loop {
         if i == p || i == 0 {
-            return true;
+            return Previous::None;
         }
         let up = tree.nodes[i as usize].parent;
         if up != p {
@@ -385,8 +401,8 @@ fn opens_section(tree: &Tree, n: u32) -> bool {
             continue;
         }
         match tree.tag(i) {
-            Some(t) => return t.is_heading() || t == Tag::Hr,
-            None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return false,
+            Some(t) => return Previous::Element(t),
+            None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return Previous::Text,
             None => i -= 1,
         }
     }
@@ -1227,26 +1243,17 @@ fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
 /// Whether `best` is a subsection of the document `cur` holds: a heading among `cur`'s
 /// children before `best` outranks the heading `best` opens with.
 fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
-    let level = |t: Tag| match t {
-        Tag::H1 => 1,
-        Tag::H2 => 2,
-        Tag::H3 => 3,
-        Tag::H4 => 4,
-        Tag::H5 => 5,
-        _ => 6,
-    };
     let Some(inner) = first_element(tree, best)
         .and_then(|f| tree.tag(f))
-        .filter(|t| t.is_heading())
+        .and_then(Tag::heading_level)
     else {
         return false;
     };
     tree.children(cur)
         .take_while(|&c| c != best)
         .filter(|&c| !removed[c as usize])
-        .filter_map(|c| tree.tag(c).filter(|t| t.is_heading()))
-        .next()
-        .is_some_and(|t| level(t) < level(inner))
+        .find_map(|c| tree.tag(c).and_then(Tag::heading_level))
+        .is_some_and(|l| l < inner)
 }
 
 /// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a
@@ -1297,23 +1304,7 @@ fn local_toc(tree: &Tree, n: u32) -> bool {
 
 /// Whether the element before `n` among its siblings is a heading.
 fn after_heading(tree: &Tree, n: u32) -> bool {
-    let p = tree.nodes[n as usize].parent;
-    let mut i = n.saturating_sub(1);
-    loop {
-        if i == p || i == 0 {
-            return false;
-        }
-        let up = tree.nodes[i as usize].parent;
-        if up != p {
-            i = up;
-            continue;
-        }
-        match tree.tag(i) {
-            Some(t) => return t.is_heading(),
-            None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return false,
-            None => i -= 1,
-        }
-    }
+    matches!(previous(tree, n), Previous::Element(t) if t.is_heading())
 }
 
 /// Whether the last text inside `n` ends with a colon.
