@@ -626,14 +626,16 @@ async fn raw_get(addr: SocketAddr, path: &str) -> u16 {
 }
 
 /// A webhook receiver on 127.0.0.1 that refuses (400) until `accept` is set, then takes
-/// each manifest (204) and counts it.
+/// each manifest (204) and counts it. It reads the whole body first, as a real receiver
+/// does: answering before the streamed body is in let the sender see a broken request now
+/// and then, and send the manifest again (counted twice under load).
 #[derive(Default)]
 struct Hook {
     accept: std::sync::atomic::AtomicBool,
     accepted: std::sync::atomic::AtomicUsize,
 }
 
-async fn hook(State(h): State<Arc<Hook>>) -> StatusCode {
+async fn hook(State(h): State<Arc<Hook>>, _manifest: axum::body::Bytes) -> StatusCode {
     use std::sync::atomic::Ordering;
     if h.accept.load(Ordering::SeqCst) {
         h.accepted.fetch_add(1, Ordering::SeqCst);
