@@ -64,8 +64,8 @@ const REVEAL_PARTS_SHARE: f64 = 0.75;
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
 /// When no one element holds the page but the top-level hidden ones together hold its
 /// title and [`REVEAL_PARTS_SHARE`] of its text, they are its body shipped in parts
-/// (out-of-order streaming) and are all shown. Every other hidden element stays hidden and loses its subtree, as if it had never been
-/// stored.
+/// (out-of-order streaming) and are all shown. Every other hidden element stays hidden
+/// and loses its subtree, as if it had never been stored.
 fn reveal(
     tree: &mut Tree,
     toggled: &[u32],
@@ -162,26 +162,31 @@ fn reveal(
     // each late part as its own `display:none` block that a script moves into place.
     // The parts are the hidden blocks at the top level (not inside another hidden block,
     // nor inside a header, nav, footer or aside: a mega-menu's panels are not parts).
-    let mut inside = vec![false; len];
-    for i in 1..len {
-        let p = tree.nodes[i].parent as usize;
-        let pn = &tree.nodes[p];
-        inside[i] = inside[p]
-            || (p != 0
-                && (pn.hidden
-                    || matches!(
-                        pn.kind,
-                        Kind::Element {
-                            tag: Tag::Header | Tag::Nav | Tag::Footer | Tag::Aside,
-                            ..
-                        }
-                    )));
-    }
-    let parts: Vec<usize> = toggled
-        .iter()
-        .map(|&t| t as usize)
-        .filter(|&t| tree.nodes[t].hidden && !inside[t])
-        .collect();
+    // (Only pages with toggled elements pay for the pass.)
+    let parts: Vec<usize> = if toggled.is_empty() {
+        Vec::new()
+    } else {
+        let mut inside = vec![false; len];
+        for i in 1..len {
+            let p = tree.nodes[i].parent as usize;
+            let pn = &tree.nodes[p];
+            inside[i] = inside[p]
+                || (p != 0
+                    && (pn.hidden
+                        || matches!(
+                            pn.kind,
+                            Kind::Element {
+                                tag: Tag::Header | Tag::Nav | Tag::Footer | Tag::Aside,
+                                ..
+                            }
+                        )));
+        }
+        toggled
+            .iter()
+            .map(|&t| t as usize)
+            .filter(|&t| tree.nodes[t].hidden && !inside[t])
+            .collect()
+    };
     let in_parts: u64 = parts.iter().map(|&t| text[t]).sum();
     let mut one = false;
     for &t in toggled {

@@ -180,10 +180,10 @@ pub(crate) struct Md<'t> {
     /// Links written inside the open code span: where each `[`, its text's end and its
     /// `)` are (the span is mended when it closes).
     code_links: Vec<(usize, usize, usize)>,
-    /// Inside a code listing written as lines ([`Tree::is_code_lines`]).
-    fragment: bool,
-    /// Inside a paragraph of code broken by `<br>` ([`Tree::is_code_paragraph`]).
-    br_code: bool,
+    /// The code listing written as lines being written ([`Tree::is_code_lines`]).
+    fragment: Option<u32>,
+    /// The paragraph of code broken by `<br>` being written ([`Tree::is_code_paragraph`]).
+    br_code: Option<u32>,
     /// Open headings (a link inside one to a fragment of the page is a back-reference).
     heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
@@ -274,8 +274,8 @@ impl<'t> Md<'t> {
             links: Vec::new(),
             code: 0,
             code_links: Vec::new(),
-            fragment: false,
-            br_code: false,
+            fragment: None,
+            br_code: None,
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
@@ -480,26 +480,25 @@ impl<'t> Md<'t> {
 
     fn text(&mut self, t: &str) {
         // Between the lines of a listing written as lines: markup's own line breaks.
-        if self.fragment && self.pre > 0 && t.contains('\n') && t.trim().is_empty() {
+        if self.fragment.is_some() && t.contains('\n') && t.trim().is_empty() {
             return;
         }
         // Code broken into lines by `<br>`: its source's own line breaks and indentation
         // are the HTML's, collapsed like any text's.
-        if self.br_code && self.pre > 0 {
-            let line_start = self.at_code_line_start();
-            let mut words = t.split_whitespace().peekable();
-            if words.peek().is_none() {
-                if !line_start && !self.out.ends_with(' ') {
+        if self.br_code.is_some() {
+            // A space where the text has one, never at a line's start nor twice.
+            let mut space = t.starts_with(char::is_whitespace);
+            for w in t.split_whitespace() {
+                if space && !self.at_code_line_start() && !self.out.ends_with(' ') {
                     self.out.push(' ');
                 }
-                return;
+                self.out.push_str(w);
+                space = true;
             }
-            if t.starts_with(char::is_whitespace) && !line_start && !self.out.ends_with(' ') {
-                self.out.push(' ');
-            }
-            let joined = words.collect::<Vec<_>>().join(" ");
-            self.out.push_str(&joined);
-            if t.ends_with(char::is_whitespace) {
+            if t.ends_with(char::is_whitespace)
+                && !self.at_code_line_start()
+                && !self.out.ends_with(' ')
+            {
                 self.out.push(' ');
             }
             self.at_line_start = false;
@@ -665,17 +664,17 @@ impl<'t> Md<'t> {
             Tag::P if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) => {
                 self.block(2);
                 self.open_fence("");
-                self.br_code = true;
+                self.br_code = Some(n);
             }
             // Doxygen's code listings: a `div.line` per line, no `<pre>`.
             Tag::Div if !self.inline_only && self.pre == 0 && self.tree.is_code_lines(n) => {
                 self.block(2);
                 self.open_fence("");
-                self.fragment = true;
+                self.fragment = Some(n);
             }
             // A line of a listing starts a line of the code; its number is no code.
-            Tag::Div if self.pre > 0 && self.fragment => self.code_line(),
-            Tag::Span if self.pre > 0 && self.fragment && self.tree.has_class(n, "lineno") => {
+            Tag::Div if self.fragment.is_some() => self.code_line(),
+            Tag::Span if self.fragment.is_some() && self.tree.has_class(n, "lineno") => {
                 self.saved.pop();
                 return false;
             }
@@ -743,7 +742,7 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Br => {
-                if self.br_code && self.pre > 0 {
+                if self.br_code.is_some() {
                     let t = self.out.trim_end_matches(' ').len();
                     self.out.truncate(t);
                     self.out.push('\n');
@@ -803,13 +802,13 @@ impl<'t> Md<'t> {
                 }
                 self.block(1);
             }
-            Tag::Div if self.fragment && self.pre == 1 && self.tree.is_code_lines(n) => {
-                self.fragment = false;
+            Tag::Div if self.fragment == Some(n) => {
+                self.fragment = None;
                 self.close_fence(olen);
             }
-            Tag::Div if self.pre > 0 && self.fragment => {}
-            Tag::P if self.br_code && self.pre == 1 => {
-                self.br_code = false;
+            Tag::Div if self.fragment.is_some() => {}
+            Tag::P if self.br_code == Some(n) => {
+                self.br_code = None;
                 self.close_fence(olen);
             }
             Tag::Pre if !self.inline_only => self.close_fence(olen),
@@ -1070,21 +1069,26 @@ impl<'t> Md<'t> {
             }
             i += 1;
         }
-        // A header cell outside the title rows (a `<th>`, or a cell that is a heading).
-        let header_cell = |c: u32| {
-            tree.tag(c) == Some(Tag::Th)
-                || tree
-                    .sole_element(c)
-                    .is_some_and(|e| tree.tag(e).is_some_and(Tag::is_heading))
-        };
-        let th = rows.iter().any(|&r| {
-            tree.children(r).any(|c| {
-                matches!(tree.tag(c), Some(Tag::Td | Tag::Th)) && !self.skipped(c) && header_cell(c)
+        // Whether a header cell stands outside the title rows (a `<th>`, or a cell that is
+        // a heading); looked at only when a title row or a single column asks.
+        let headed = |rows: &[u32]| {
+            rows.iter().any(|&r| {
+                tree.children(r).any(|c| {
+                    !self.skipped(c)
+                        && match tree.tag(c) {
+                            Some(Tag::Th) => true,
+                            Some(Tag::Td) => tree
+                                .sole_element(c)
+                                .is_some_and(|e| tree.tag(e).is_some_and(Tag::is_heading)),
+                            _ => false,
+                        }
+                })
             })
-        });
+        };
+        let th = !titles.is_empty() && headed(&rows);
         // Under a header row the columns are named once for the whole table: a title row
         // stays a row (a recipe's "Vegetables" over its ingredients), as a cell's heading.
-        if th && !titles.is_empty() {
+        if th {
             if titles
                 .iter()
                 .any(|&(_, h)| matches!(tree.tag(h), Some(Tag::H1 | Tag::H2 | Tag::H3)))
@@ -1109,7 +1113,9 @@ impl<'t> Md<'t> {
         // One row of lists is a layout in columns (an index page), not data. One column
         // is a layout too, unless a header cell names it (DocBook's function tables:
         // "Function / Description / Example(s)" over one entry a row).
-        if (cols < 2 && !(th && cells.len() >= 2)) || (lists && cells.len() < 2) {
+        // (Title rows put back under a header row leave that row a header.)
+        if (cols < 2 && !(cells.len() >= 2 && (th || headed(&rows)))) || (lists && cells.len() < 2)
+        {
             return false;
         }
         let mut text_rows: Vec<(u32, Vec<String>)> = Vec::with_capacity(cells.len());

@@ -326,11 +326,17 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     if !is_block_box(tag) {
         return 0;
     }
-    // What a heading holds is its title (Apache's `<h2><span id="CookieName">`), and a
-    // row of `<th>` cells is its table's header row (`<tr class="header">`).
-    if in_heading(tree, n) || (tag == Tag::Tr && header_row(tree, n)) {
-        return 0;
+    match attr_hint(tree, n, tag, a, in_article) {
+        // What a heading holds is its title (Apache's `<h2><span id="CookieName">`), and
+        // a row of `<th>` cells is its table's header row (`<tr class="header">`); looked
+        // at only for the few elements a hint marks.
+        h if h != 0 && (in_heading(tree, n) || (tag == Tag::Tr && header_row(tree, n))) => 0,
+        h => h,
     }
+}
+
+/// [`chrome_hint`] by a block's role, class and id.
+fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
     // A dialog outside the page's `<main>`/`<article>` (terms, sign-up, cart, size guide)
     // is chrome however much prose it holds, like a consent banner.
     if !in_article && is_dialog(a) {
@@ -364,9 +370,14 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
     0
 }
 
+/// Whether one of the words of class token `tok` is one of `any`.
+fn has_word(tok: &str, any: &[&str]) -> bool {
+    words(tok).any(|w| any.iter().any(|a| w.eq_ignore_ascii_case(a)))
+}
+
 /// Whether a class token names a signature (`post-signature`, `member-signature`).
 fn is_signature(tok: &str) -> bool {
-    words(tok).any(|w| w.eq_ignore_ascii_case("signature") || w.eq_ignore_ascii_case("signatures"))
+    has_word(tok, &["signature", "signatures"])
 }
 
 /// Whether `n` comes first in its parent, or right after a heading or a rule.
@@ -415,11 +426,9 @@ fn is_footnote(tree: &Tree, n: u32) -> bool {
         ["note", "doc-endnotes", "doc-footnote"]
             .iter()
             .any(|r| a.role.eq_ignore_ascii_case(r))
-            || a.class.split_ascii_whitespace().any(|t| {
-                words(t).any(|w| {
-                    w.eq_ignore_ascii_case("footnote") || w.eq_ignore_ascii_case("footnotes")
-                })
-            })
+            || a.class
+                .split_ascii_whitespace()
+                .any(|t| has_word(t, &["footnote", "footnotes"]))
     })
 }
 
@@ -1267,9 +1276,9 @@ fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) 
     tree.children(cur)
         .take_while(|&c| c != best)
         .filter(|&c| !removed[c as usize] && tree.tag(c).is_some())
-        .find(|&c| opens(c).is_some_and(Tag::is_heading))
-        .is_some_and(|c| {
-            opens(c) == Some(Tag::H1) && tree.tag(c) != Some(Tag::Header) && lead.is(c, removed)
+        .find_map(|c| opens(c).filter(|t| t.is_heading()).map(|t| (c, t)))
+        .is_some_and(|(c, t)| {
+            t == Tag::H1 && tree.tag(c) != Some(Tag::Header) && lead.is(c, removed)
         })
 }
 
