@@ -329,8 +329,17 @@ impl<'t> Md<'t> {
     }
 
     fn block(&mut self, nl: u8) {
+        // A block inside a heading is more of its title (`<h4><div class="title-anchors">
+        // …</div><span>all(Pred, List)</span></h4>`): a space, or the heading would end.
         if self.inline_only {
             self.pending_space = true;
+        } else if self.heading > 0 && self.pre == 0 {
+            self.pending_space |= self.pending_marker.is_none() && !self.out.ends_with(' ');
+        } else if self.pre > 0 {
+            // Inside code a block starts a line, no blank one.
+            if !self.at_code_line_start() {
+                self.pending_nl = self.pending_nl.max(1);
+            }
         } else if !self.out.is_empty() {
             self.pending_nl = self.pending_nl.max(nl);
         }
@@ -573,8 +582,8 @@ impl<'t> Md<'t> {
         self.saved.push((self.prefix.len(), self.out.len()));
         match tag {
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
-                self.heading += 1;
                 self.block(2);
+                self.heading += 1;
                 if !self.inline_only {
                     let level = usize::from(tag.heading_level().unwrap_or(6));
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()) * 2);
@@ -627,6 +636,9 @@ impl<'t> Md<'t> {
                     self.prefix.push_str("> ");
                 }
             }
+            // A `<pre>` inside a `<pre>` (gi-docgen's declarations: `<pre><code><div
+            // class="highlight"><pre>`) is more of the same code block.
+            Tag::Pre if self.pre > 0 && self.in_pre(n) => {}
             Tag::Pre => {
                 self.block(2);
                 if !self.inline_only {
@@ -811,6 +823,7 @@ impl<'t> Md<'t> {
                 self.br_code = None;
                 self.close_fence(olen);
             }
+            Tag::Pre if self.pre > 0 && self.in_pre(n) => {}
             Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
@@ -961,6 +974,18 @@ impl<'t> Md<'t> {
         let span = format!("{delim}{pad}{body}{pad}{delim}");
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
+    }
+
+    /// Whether `n` has a `<pre>` ancestor.
+    fn in_pre(&self, n: u32) -> bool {
+        let mut p = self.tree.nodes[n as usize].parent;
+        while p != NONE {
+            if self.tree.tag(p) == Some(Tag::Pre) {
+                return true;
+            }
+            p = self.tree.nodes[p as usize].parent;
+        }
+        false
     }
 
     /// Opens a fenced code block (a `<pre>`, or a listing written as lines).

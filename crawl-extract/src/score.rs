@@ -775,11 +775,28 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Inside a code listing written as lines (Doxygen's `div.fragment`): code, however
     // link-dense its lines (`<a>SDL_SCANCODE_UNKNOWN</a> = 0,`).
     let mut in_code = vec![false; len];
+    // Inside a heading: its title, whatever links it is made of (Erlang's data types,
+    // `<h4><div><a name="type-key">key()</a> = <a>term()</a></div></h4>`).
+    let mut in_heading = vec![false; len];
+    // Inside a list under its own heading, kept however link-dense (R51 through wrappers).
+    let mut in_section_list = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
         }
         let p = tree.nodes[i].parent as usize;
+        in_heading[i] = in_heading[p] || tree.tag(p as u32).is_some_and(Tag::is_heading);
+        // R51 through wrappers: a block that only wraps a list right after a heading
+        // (gi-docgen's `<h4>Ancestors</h4><div class="docblock"><ul>`), or a heading and
+        // such a list alone (`div.toggle-wrapper`, a Sphinx toctree under its caption): the
+        // list is that section's text. Looked at only for link-dense blocks.
+        in_section_list[i] = in_section_list[p]
+            || !article_page
+                && matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section))
+                && link[i] as f64 > 0.8 * text[i] as f64
+                && (list_wrapper(tree, i as u32) && after_heading(tree, i as u32)
+                    || titled_list(tree, i as u32))
+                && !local_toc(tree, i as u32);
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_data_table[i] = in_data_table[p]
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
@@ -812,10 +829,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !(is_list && in_kept_list[p])
             && !in_data_table[i]
             && !in_code[i]
+            && !in_heading[i]
             // A list under its own heading is that section's text (Apache's "See also"
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").
             && !(is_list && !article_page && section_list(tree, i as u32))
+            && !in_section_list[i]
+            // A paragraph of one link and words of its own is a sentence ("Reference:
+            // <a>…</a>", "Use <a>g_mutex_init()</a>", "a <a>GArray</a>"), not a menu; not
+            // on an article, whose "Related: <a>…</a>" lines are its site's.
+            && !(!article_page
+                && tree.tag(i as u32) == Some(Tag::P)
+                && anchors[i] <= 1
+                && text[i] > link[i])
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
@@ -1062,7 +1088,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // they sit (a landing or category page's header section; not an article's, whose
     // headline and byline stand apart from its body on purpose).
     if page_h1s == 1 && !article_page && !kept_h1[root as usize] {
-        if let Some(r) = with_title(tree, root, &mut removed, &kept_h1, &lead) {
+        if let Some(r) = with_title(tree, root, &mut removed, &kept_h1, &lead, forum_page) {
             return Selection { root: r, removed };
         }
     }
@@ -1101,6 +1127,7 @@ fn with_title(
     removed: &mut [bool],
     kept_h1: &[bool],
     lead: &Lead,
+    forum_page: bool,
 ) -> Option<u32> {
     // The lowest ancestor holding the page's title, and its child on the way to `cur`.
     let mut path = cur;
@@ -1109,28 +1136,71 @@ fn with_title(
         path = a;
         a = tree.nodes[a as usize].parent;
     }
-    if a == NONE || a == 0 {
+    if a == NONE {
         return None;
     }
     let head = tree
         .children(a)
         .take_while(|&c| c != path)
         .find(|&c| kept_h1[c as usize])?;
-    if !lead.is(head, removed) {
+    // A lead, or the title standing alone (R53): a short block, not links, whose `<h1>`
+    // no chrome class marks on the way (gi-docgen's `<header><h3>Method</h3><h1>…</h1>
+    // </header>` before the page's one `<section>`; not mdBook's `h1.menu-title` in
+    // `div#menu-bar`). Not on a discussion: a thread's title stands apart from its posts,
+    // as an article's does from its body.
+    let alone = !forum_page && title_block(lead, removed, head) && clean_title(tree, head);
+    if !(alone || lead.is(head, removed)) {
         return None;
     }
     // Keep the title block and the path down to `cur`; remove every other branch.
     let mut x = cur;
     while x != a {
         let p = tree.nodes[x as usize].parent;
+        // Headings between the title and the path title the content too (Erlang's
+        // `<h1>ssh_sftpd</h1><h3>Options</h3><div>`).
+        let mut after_head = false;
         for c in tree.children(p) {
-            if c != x && !(p == a && c == head) {
+            after_head |= p == a && c == head;
+            let sub_title = after_head
+                && tree.tag(c).is_some_and(Tag::is_heading)
+                && title_block(lead, removed, c);
+            if c != x && !(p == a && c == head) && !sub_title {
                 removed[c as usize] = true;
             }
         }
         x = p;
     }
     Some(a)
+}
+
+/// Most text (non-space bytes) of a title standing alone before the chosen content.
+const TITLE_BLOCK_MAX: u32 = 200;
+
+/// Whether `c` is short, holds text and is not mostly links: a title block.
+fn title_block(lead: &Lead, removed: &[bool], c: u32) -> bool {
+    let i = c as usize;
+    let t = lead.text[i];
+    !removed[i] && t > 0 && t <= TITLE_BLOCK_MAX && 2 * lead.link[i] <= t
+}
+
+/// Whether no element from `head` down to an `<h1>` in it has a chrome hint (a
+/// `<header>` aside: the title's own wrapper).
+fn clean_title(tree: &Tree, head: u32) -> bool {
+    let end = super::markdown::subtree_end(tree, head);
+    (head..end)
+        .filter(|&h| tree.tag(h) == Some(Tag::H1))
+        .all(|h| {
+            let mut x = h;
+            loop {
+                if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, false) != 0 {
+                    return false;
+                }
+                if x == head {
+                    return true;
+                }
+                x = tree.nodes[x as usize].parent;
+            }
+        })
 }
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a
@@ -1286,6 +1356,49 @@ fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) 
 /// of contents.
 fn section_list(tree: &Tree, n: u32) -> bool {
     after_heading(tree, n) && !local_toc(tree, n)
+}
+
+/// The first two element children of `n` and how many there are; `None` when text
+/// stands directly in it.
+fn elements(tree: &Tree, n: u32) -> Option<([u32; 2], usize)> {
+    let mut first = [NONE; 2];
+    let mut count = 0;
+    for c in tree.children(n) {
+        if tree.tag(c).is_some() {
+            if count < 2 {
+                first[count] = c;
+            }
+            count += 1;
+        } else if tree.text_of(c).is_some_and(|t| !t.trim().is_empty()) {
+            return None;
+        }
+    }
+    Some((first, count))
+}
+
+/// Whether `n` is a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]).
+fn list_wrapper(tree: &Tree, mut n: u32) -> bool {
+    for _ in 0..LIST_WRAP_DEPTH {
+        if matches!(tree.tag(n), Some(Tag::Ul | Tag::Ol | Tag::Dl)) {
+            return true;
+        }
+        match elements(tree, n) {
+            Some(([c, _], 1)) => n = c,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Wrappers looked through for the list they hold.
+const LIST_WRAP_DEPTH: usize = 4;
+
+/// Whether `n` is a titled list: a heading, then a list (wrapped or not), nothing else.
+fn titled_list(tree: &Tree, n: u32) -> bool {
+    match elements(tree, n) {
+        Some(([h, l], 2)) => tree.tag(h).is_some_and(Tag::is_heading) && list_wrapper(tree, l),
+        _ => false,
+    }
 }
 
 /// Nodes of a list looked at for its links' targets.

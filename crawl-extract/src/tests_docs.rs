@@ -1150,3 +1150,174 @@ fn a_preamble_with_the_title_keeps_the_sections_after_it() {
         "{m}"
     );
 }
+
+#[test]
+fn a_block_inside_a_heading_is_part_of_its_title() {
+    // erl_docgen writes `<h4><div class="title-anchors"><a href="…/edit"><span></span></a>
+    // </div><span>all(Pred, List) -> boolean()</span></h4>`: the heading ended at its
+    // first block child, leaving an empty `####` and the signature as a paragraph (4,853
+    // headings of Erlang/OTP's docs).
+    let m = whole(
+        "<h4 id='all-2'><div class='title-anchors'><a href='https://github.com/x/edit' \
+         title='Found an issue?'><span class='pencil'></span></a></div>\
+         <span class='title-name'>all(Pred, List) -&gt; boolean()</span></h4>\
+         <p>Returns true if Pred(Elem) returns true for all elements.</p>",
+    );
+    assert!(
+        m.starts_with("#### all(Pred, List) -> boolean()\n\nReturns true"),
+        "{m}"
+    );
+    // Two blocks in one heading are one line of it.
+    let m = whole("<h2><div>Part one</div><div>The beginning</div></h2><p>Text.</p>");
+    assert_eq!(m, "## Part one The beginning\n\nText.\n");
+}
+
+#[test]
+fn a_heading_made_of_links_is_kept() {
+    // Erlang's data types: `<h4><div><a name="type-key">key()</a> = <a href>term()</a>
+    // </div></h4>`. The div in the heading was dropped as a menu (mostly link text), and
+    // the heading with it (208 headings).
+    let m = md(&format!(
+        "<html><body><main><h1>persistent_term</h1>{}<h3>Data Types</h3>\
+         <h4 id='type-key'><div class='title-name'><a name='type-key'>key()</a> = \
+         <a href='erlang.html#type-term'>term()</a></div></h4><p>Any Erlang term.</p>\
+         </main></body></html>",
+        para(
+            "This module is similar to ets in that it provides a storage for terms.",
+            4
+        )
+    ));
+    assert!(m.contains("#### key() = [term()]("), "{m}");
+}
+
+#[test]
+fn a_pre_inside_a_pre_is_one_code_block() {
+    // gi-docgen's declarations: `<pre><code><div class="highlight"><pre>…</pre></div>
+    // </code></pre>`. The inner `<pre>` opened a second fence inside the first, between
+    // blank lines (340 of 835 GTK pages).
+    let m = whole(
+        "<pre><code><div class='highlight'><pre><span class='kt'>GtkWidget</span>*\n\
+         <span class='n'>gtk_label_new</span> (const char* str)\n</pre></div>\n</code></pre>",
+    );
+    assert_eq!(m, "```\nGtkWidget*\ngtk_label_new (const char* str)\n```\n");
+    // A block inside code starts a line, without a blank one.
+    let m = whole("<pre><div>one</div><div>two</div></pre>");
+    assert_eq!(m, "```\none\ntwo\n```\n");
+}
+
+#[test]
+fn a_title_standing_alone_before_the_content_is_kept() {
+    // gi-docgen's API pages: `<header><h3>Method</h3><h1>…</h1></header>` beside the one
+    // `<section>` holding the rest. The descent took the section; the header was no
+    // lead (too short) so the title went (1,614 headings of GTK's docs).
+    let body = para(
+        "Sets the text of the label of the button. This will also clear any previously set labels.",
+        4,
+    );
+    let m = md(&format!(
+        "<html><body><section id='main' class='content'><header><h3>Method</h3>\
+         <h1>Gtk.Button.set_label</h1></header><section><h4>Declaration</h4>\
+         <pre><code>void gtk_button_set_label (GtkButton* button, const char* label)</code></pre>\
+         <h4>Description</h4>{body}</section></section></body></html>"
+    ));
+    assert!(
+        m.starts_with("### Method\n\n# Gtk.Button.set_label\n\n#### Declaration"),
+        "{m}"
+    );
+    // Headings between the title and the content title it too (Erlang's pages).
+    let m = md(&format!(
+        "<html><body><h1>ssh_sftpd</h1><h3>Options</h3><div>{body}</div></body></html>"
+    ));
+    assert!(
+        m.starts_with("# ssh_sftpd\n\n### Options\n\nSets the text"),
+        "{m}"
+    );
+    // A thread's title stands apart from its posts, as an article's does.
+    let m = md(&format!(
+        "<html><body><div class='thread-header'><h1>Best laptop for students?</h1></div>\
+         <div class='posts'>{body}</div></body></html>"
+    ));
+    assert!(!m.contains("Best laptop"), "{m}");
+    // A title in a block that a chrome class marks is the site's (mdBook's
+    // `div#menu-bar > h1.menu-title`).
+    let m = md(&format!(
+        "<html><body><div id='menu-bar'><h1 class='menu-title'>The Book</h1></div>\
+         <div id='content'><main><h2>Comments</h2>{body}</main></div></body></html>"
+    ));
+    assert!(!m.contains("The Book"), "{m}");
+}
+
+#[test]
+fn a_list_under_its_heading_is_kept_through_its_wrappers() {
+    // gi-docgen's class pages: `<div class="toggle-wrapper"><h4>Ancestors</h4><div
+    // class="docblock"><ul>` of links. R51 keeps a list right after its heading; here
+    // the wrappers were judged first and dropped as menus (1,334 list items of GTK's
+    // docs, and Sphinx toctrees under their caption on SciPy's).
+    let items: String = (0..8)
+        .map(|i| format!("<li><a href='class.Widget{i}.html'>GtkWidgetNumber{i}</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><main><h1>Gtk.Button</h1>{}\
+         <div class='toggle-wrapper ancestors'><h4>Ancestors</h4><div class='docblock'>\
+         <ul>{items}</ul></div></div><h4>Instance methods</h4><p>Does things to the button.</p>\
+         </main></body></html>",
+        para(
+            "The GtkButton widget is generally used to trigger a callback function.",
+            12
+        )
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("#### Ancestors\n\n- [GtkWidgetNumber0]") && m.contains("GtkWidgetNumber7"),
+        "{m}"
+    );
+    // The list's own wrapper right after the heading, with no wrapper around both.
+    let m = md(&html.replace("<div class='toggle-wrapper ancestors'>", "<div>"));
+    let bare = html.replace(
+        "<div class='toggle-wrapper ancestors'><h4>Ancestors</h4><div class='docblock'>\
+         <ul>",
+        "<h4>Ancestors</h4><div class='docblock'><ul>",
+    );
+    let bare = bare.replacen("</ul></div></div>", "</ul></div>", 1);
+    assert!(
+        bare.contains("<h4>Ancestors</h4><div class='docblock'><ul>"),
+        "{bare}"
+    );
+    let m2 = md(&bare);
+    assert!(
+        m.contains("GtkWidgetNumber7") && m2.contains("#### Ancestors\n\n- [GtkWidgetNumber0]"),
+        "{m}\n---\n{m2}"
+    );
+    // A wrapper of a list of the page's own places is still its table of contents.
+    let toc: String = (0..8)
+        .map(|i| format!("<li><a href='#s{i}'>Section{i}</a></li>"))
+        .collect();
+    let m = md(&html.replace(&items, &toc));
+    assert!(!m.contains("Section3"), "{m}");
+}
+
+#[test]
+fn a_paragraph_of_one_link_and_words_is_a_sentence() {
+    // `<p>Reference: <a>Go ARM64 Assembly Instructions Reference Manual</a></p>`, GLib's
+    // "Use <a>g_mutex_init()</a>": mostly link text, so dropped as a menu.
+    let html = format!(
+        "<html><body><main><h1>Assembler</h1>{}<h3>ARM64</h3>\
+         <p>R18 is the platform register, reserved on the Apple platform.</p>\
+         <p>Reference: <a href='/pkg/arm64'>Go ARM64 Assembly Instructions Reference Manual</a></p>\
+         <h3>PPC64</h3><p>This assembler is used by GOARCH values ppc64 and ppc64le.</p>\
+         </main></body></html>",
+        para(
+            "This document is a quick outline of the unusual form of assembly language.",
+            4
+        )
+    );
+    let m = md(&html);
+    assert!(m.contains("Reference: [Go ARM64 Assembly"), "{m}");
+    // Two links are a menu, words or not.
+    let m = md(&html.replace(
+        "Reference: <a href='/pkg/arm64'>Go ARM64 Assembly Instructions Reference Manual</a>",
+        "Go: <a href='/pkg/arm64'>Instructions Reference Manual</a> \
+         <a href='/pkg/ppc64'>Another Instructions Manual</a>",
+    ));
+    assert!(!m.contains("Another Instructions"), "{m}");
+}
