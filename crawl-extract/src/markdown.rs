@@ -302,6 +302,45 @@ impl<'t> Md<'t> {
             || self
                 .removed
                 .is_some_and(|r| r.get(n as usize).copied().unwrap_or(false))
+            || matches!(node.kind, Kind::Element { tag: Tag::Td, .. }) && self.is_gutter(n)
+    }
+
+    /// Whether cell `n` is a code listing's line numbers: only digits in it, its row the
+    /// table's only one, and a cell after it holding a `<pre>` (Pygments' `td.linenos`, Rouge's `td.gutter`, Hugo's
+    /// first `td.lntd`). They are not code: the listing is the other cell.
+    fn is_gutter(&self, n: u32) -> bool {
+        let end = subtree_end(self.tree, n);
+        let mut digits = false;
+        for i in n + 1..end {
+            if let Some(t) = self.tree.text_of(i) {
+                if !t
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_whitespace())
+                {
+                    return false;
+                }
+                digits |= t.bytes().any(|b| b.is_ascii_digit());
+            }
+        }
+        // A listing's table is one row; a table of numbered steps is many.
+        let parent = self.tree.nodes[n as usize].parent;
+        let body = self.tree.nodes[parent as usize].parent;
+        digits
+            && body != NONE
+            && self
+                .tree
+                .children(body)
+                .filter(|&c| self.tree.tag(c) == Some(Tag::Tr))
+                .count()
+                == 1
+            && self
+                .tree
+                .children(parent)
+                .skip_while(|&c| c != n)
+                .skip(1)
+                .any(|c| {
+                    (c + 1..subtree_end(self.tree, c)).any(|i| self.tree.tag(i) == Some(Tag::Pre))
+                })
     }
 
     fn run(&mut self, root: u32) {
@@ -658,8 +697,11 @@ impl<'t> Md<'t> {
                     }
                     // <div class="highlight-source-rust"><pre>, or Sphinx's
                     // <div class="highlight-python3"><div class="highlight"><pre>.
+                    // Or through a listing's table beside its line numbers (Pygments'
+                    // `div.highlight-python > table.highlighttable > … > td.code >
+                    // div.highlight > pre`).
                     let mut p = self.tree.nodes[n as usize].parent;
-                    for _ in 0..3 {
+                    for _ in 0..6 {
                         if lang.is_some() || p == NONE {
                             break;
                         }

@@ -1157,13 +1157,14 @@ fn with_title(
     while x != a {
         let p = tree.nodes[x as usize].parent;
         // Headings between the title and the path title the content too (Erlang's
-        // `<h1>ssh_sftpd</h1><h3>Options</h3><div>`).
+        // `<h1>ssh_sftpd</h1><h3>Options</h3><div>`), and a lead there introduces it
+        // (RDoc's `section.description` between the class's `<h1>` and its methods).
         let mut after_head = false;
         for c in tree.children(p) {
             after_head |= p == a && c == head;
             let sub_title = after_head
-                && tree.tag(c).is_some_and(Tag::is_heading)
-                && title_block(lead, removed, c);
+                && (tree.tag(c).is_some_and(Tag::is_heading) && title_block(lead, removed, c)
+                    || c != x && lead.is(c, removed));
             if c != x && !(p == a && c == head) && !sub_title {
                 removed[c as usize] = true;
             }

@@ -1321,3 +1321,57 @@ fn a_paragraph_of_one_link_and_words_is_a_sentence() {
     ));
     assert!(!m.contains("Another Instructions"), "{m}");
 }
+
+#[test]
+fn the_introduction_between_the_title_and_the_content_is_kept() {
+    // RDoc: `<h1>class Set</h1><section class="description"><p>…</p></section><section
+    // class="documentation-section">` holding the methods, most of the text. The title
+    // came back with R53 but the overview between it and the methods went (14,083 words
+    // on 384 of the standard library's pages).
+    let method = |i: usize| {
+        format!(
+            "<div class='method-detail'><div class='method-heading'>m{i}(enum)</div>\
+             <div class='method-description'><p>Returns a new set built by merging the set \
+             and the elements of the given enumerable object number {i}.</p><pre>def m{i}(enum)\n  \
+             dup.merge(enum)\nend</pre></div></div>"
+        )
+    };
+    let methods: String = (0..6).map(method).collect();
+    let m = md(&format!(
+        "<html><body><main role='main'><h1 class='class'>class Set</h1>\
+         <section class='description'><p>This library provides the Set class, which deals \
+         with a collection of unordered values with no duplicates, and is easy to use.</p></section>\
+         <section class='documentation-section'><section class='method-section'><header>\
+         <h3>Public Instance Methods</h3></header>{methods}</section></section></main></body></html>"
+    ));
+    assert!(
+        m.starts_with("# class Set\n\nThis library provides the Set class"),
+        "{m}"
+    );
+}
+
+#[test]
+fn line_numbers_beside_a_listing_are_not_code() {
+    // Pygments' `table.highlighttable` (gtk-doc, Sphinx with `linenos`), Rouge's
+    // `td.gutter` (Jekyll) and Hugo's `table.lntable`: the numbers came out as a code
+    // block of their own, or inside the listing (237 blocks on GLib's pages).
+    let m = whole(
+        "<div class='highlight-python'><table class='highlighttable'><tr><td class='linenos'>\
+         <div class='linenodiv'><pre><span>1</span>\n<span>2</span></pre></div></td>\
+         <td class='code'><div class='highlight'><pre>def f(x):\n    return x\n</pre></div></td>\
+         </tr></table></div>",
+    );
+    assert_eq!(m, "```python\ndef f(x):\n    return x\n```\n");
+    let m = whole(
+        "<figure class='highlight'><pre><code class='language-ruby'><table class='rouge-table'>\
+         <tbody><tr><td class='gutter gl'><pre class='lineno'>1\n2\n</pre></td><td class='code'>\
+         <pre>def foo\nend\n</pre></td></tr></tbody></table></code></pre></figure>",
+    );
+    assert_eq!(m, "```ruby\ndef foo\nend\n```\n");
+    // Numbered rows of a table are its data.
+    let m = whole(
+        "<table><tr><th>Step</th><th>Command</th></tr><tr><td>1</td><td><pre>make</pre></td></tr>\
+         <tr><td>2</td><td><pre>make install</pre></td></tr></table>",
+    );
+    assert!(m.contains('1') && m.contains('2'), "{m}");
+}
