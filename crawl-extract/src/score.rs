@@ -1065,6 +1065,23 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             if like >= 2 {
                 break;
             }
+            // Or two of them when the other is plain text, not links (gi-docgen's
+            // `div.declaration` and `div.description`, each under an `<h4>`); a news
+            // page's titled sidebar of headlines beside its story is links.
+            let plain = tree
+                .children(cur)
+                .filter(|&c| {
+                    c != best
+                        && !removed[c as usize]
+                        && kept_p[c as usize] > 0.0
+                        && level(c) == Some(l)
+                        && f64::from(link[c as usize])
+                            <= LEAD_LINK_SHARE * f64::from(text[c as usize])
+                })
+                .count();
+            if plain >= 1 {
+                break;
+            }
         }
         cur = best;
     }

@@ -1375,3 +1375,33 @@ fn line_numbers_beside_a_listing_are_not_code() {
     );
     assert!(m.contains('1') && m.contains('2'), "{m}");
 }
+
+#[test]
+fn two_titled_sections_of_plain_text_are_both_kept() {
+    // gi-docgen's member pages: `div.declaration` (an `<h4>` and the C declaration) and
+    // `div.description` (an `<h4>` and the text), one holding most of it. R23 needs three
+    // sections at one level; with two, the descent took the description alone.
+    let html = format!(
+        "<html><body><main><div class='declaration'><h4>Declaration</h4><div class='docblock'>\
+         <pre><code>void gtk_assistant_update_buttons_state (GtkAssistant* assistant)</code></pre>\
+         </div></div><div class='description'><h4>Description</h4><div class='docblock'>{}</div>\
+         </div></main></body></html>",
+        para(
+            "Forces assistant to recompute the buttons state in most situations.",
+            6
+        )
+    );
+    let m = md(&html);
+    assert!(
+        m.starts_with("#### Declaration\n\n```\nvoid gtk_assistant_update_buttons_state")
+            && m.contains("#### Description\n\nForces"),
+        "{m}"
+    );
+    // A titled block of links beside the text is a sidebar.
+    let m = md(&html.replace(
+        "<pre><code>void gtk_assistant_update_buttons_state (GtkAssistant* assistant)</code></pre>",
+        "<p><a href='/a'>Two bailed over fatal accident</a> Two people questioned are \
+         freed on bail.</p><p><a href='/b'>Stowaway cat travels far</a> A cat hid in a van.</p>",
+    ));
+    assert!(!m.contains("Stowaway"), "{m}");
+}
