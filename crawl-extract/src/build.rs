@@ -51,6 +51,10 @@ const REVEAL_SHARE: f64 = 0.5;
 /// Share of the page's text the parts of a body shown in parts need together: a reader
 /// sees less than a quarter of the page without them.
 const REVEAL_PARTS_SHARE: f64 = 0.75;
+/// Most columns a table cell spans when laid on the grid.
+const MAX_COLSPAN: u16 = 32;
+/// Most rows a table cell spans when laid on the grid.
+const MAX_ROWSPAN: u16 = 1000;
 
 /// Shows the panels a disclosure opens: elements with an id named by the `aria-controls`
 /// of a toggle that carries `aria-expanded` (an accordion's sections, a FAQ's answers, a
@@ -533,6 +537,18 @@ impl<'a> Sink<'a> for Builder {
                 let v = set(self, at.value);
                 if !v.trim().is_empty() && !v.starts_with("data:") {
                     a.src = Some(v);
+                    any = true;
+                }
+            } else if n.eq_ignore_ascii_case("colspan") || n.eq_ignore_ascii_case("rowspan") {
+                // Spans beyond these are a layout's, or a typo; 0 ("to the end") and junk
+                // count as one.
+                let v = at.value.trim().parse::<u16>().unwrap_or(1);
+                if v > 1 {
+                    if n.eq_ignore_ascii_case("colspan") {
+                        a.colspan = v.min(MAX_COLSPAN);
+                    } else {
+                        a.rowspan = v.min(MAX_ROWSPAN);
+                    }
                     any = true;
                 }
             } else if n.eq_ignore_ascii_case("alt") {

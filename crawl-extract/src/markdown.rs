@@ -1185,11 +1185,45 @@ impl<'t> Md<'t> {
         {
             return false;
         }
+        // Cells laid on the table's grid: a cell spanning columns leaves empty cells after
+        // it, one spanning rows leaves an empty cell in its column of the rows below (GFM
+        // has no spans; the columns stay aligned).
         let mut text_rows: Vec<(u32, Vec<String>)> = Vec::with_capacity(cells.len());
+        // Rows each column is still taken for by a cell above.
+        let mut taken: Vec<u16> = Vec::new();
         for (r, row) in &cells {
-            let mut t: Vec<String> = row.iter().map(|&c| self.cell(c)).collect();
-            t.resize(cols, String::new());
+            let mut t: Vec<String> = Vec::with_capacity(cols);
+            let mut cells = row.iter();
+            loop {
+                while taken.get(t.len()).is_some_and(|&n| n > 0) {
+                    taken[t.len()] -= 1;
+                    t.push(String::new());
+                }
+                let Some(&c) = cells.next() else { break };
+                let (cs, rs) = tree
+                    .attrs(c)
+                    .map_or((1, 1), |a| (a.colspan.max(1), a.rowspan.max(1)));
+                t.push(self.cell(c));
+                for k in 0..cs {
+                    if k > 0 {
+                        t.push(String::new());
+                    }
+                    let at = t.len() - 1;
+                    if taken.len() <= at {
+                        taken.resize(at + 1, 0);
+                    }
+                    taken[at] = rs - 1;
+                }
+            }
+            // Columns taken from above past this row's last cell.
+            for n in taken.iter_mut().skip(t.len()) {
+                *n = n.saturating_sub(1);
+            }
             text_rows.push((*r, t));
+        }
+        let cols = text_rows.iter().map(|(_, t)| t.len()).max().unwrap_or(cols);
+        for (_, t) in &mut text_rows {
+            t.resize(cols, String::new());
         }
         if text_rows
             .iter()

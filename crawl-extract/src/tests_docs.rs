@@ -1405,3 +1405,32 @@ fn two_titled_sections_of_plain_text_are_both_kept() {
     ));
     assert!(!m.contains("Stowaway"), "{m}");
 }
+
+#[test]
+fn cells_spanning_rows_and_columns_keep_the_columns_aligned() {
+    // SciPy's interpolation summary: `<td rowspan="3">1D</td>` over three rows. The rows
+    // below had one cell fewer, so each cell moved one column to the left.
+    let m = whole(
+        "<table><thead><tr><th></th><th>kind</th><th>routine</th></tr></thead><tbody>\
+         <tr><td rowspan='3'>1D</td><td>linear</td><td>numpy.interp</td></tr>\
+         <tr><td>cubic spline</td><td>CubicSpline</td></tr>\
+         <tr><td>nearest</td><td>interp1d</td></tr>\
+         <tr><td>N-D curve</td><td>spline</td><td>make_interp_spline</td></tr></tbody></table>",
+    );
+    assert_eq!(
+        m,
+        "|  | kind | routine |\n|---|---|---|\n| 1D | linear | numpy.interp |\n\
+         |  | cubic spline | CubicSpline |\n|  | nearest | interp1d |\n\
+         | N-D curve | spline | make_interp_spline |\n"
+    );
+    // A cell spanning columns, and one spanning rows in the middle of a row.
+    let m = whole(
+        "<table><tr><th colspan='2'>Name</th><th>Fee</th></tr>\
+         <tr><td>Ada</td><td rowspan='2'>L.</td><td>10</td></tr>\
+         <tr><td>Bob</td><td>12</td></tr></table>",
+    );
+    assert_eq!(
+        m,
+        "| Name |  | Fee |\n|---|---|---|\n| Ada | L. | 10 |\n| Bob |  | 12 |\n"
+    );
+}
