@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Documentation fidelity on real documentation sites of nine generators, from Debian's
+# Documentation fidelity on real documentation sites of fourteen generators, from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
-#             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc
+#             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
+#             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1
+#         (the last five for the five generators measured in session 16: gi-docgen, gtk-doc,
+#         Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which `rdoc`
+#         writes from Ruby's standard library into WORK_DIR/rdoc-html once)
 #         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
 # usage:  bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -86,3 +90,34 @@ score mkdocs "$work/mkdocs" "//div[@role='main']"
 score doxygen-sdl2 "$work/sdl" "//div[@id='doc-content']"
 score javadoc-lang3 "$work/javadoc" "//main"
 score texinfo-gettext "$work/texi" "//body"
+
+# Session 16's five: gi-docgen (GTK 4), gtk-doc (GLib), pydata-sphinx-theme (SciPy),
+# erl_docgen (Erlang/OTP), RDoc darkfish (Ruby's standard library: its class and module
+# pages, not the pages of source files, whose names start with `_`).
+rm -rf "$work/gtk"; mkdir -p "$work/gtk"
+for f in $d/libgtk-4-doc/gtk4/*.html; do
+    grep -q '<section id="main"' "$f" && cp -L "$f" "$work/gtk/"
+done
+rm -rf "$work/glib"; mkdir -p "$work/glib"
+cp -L /usr/share/gtk-doc/html/glib/*.html "$work/glib/"
+rm -rf "$work/scipy"; mkdir -p "$work/scipy"
+(cd $d/python-scipy-doc/html && find -L reference tutorial -name '*.html' | grep -v '/_' |
+    while read -r f; do cp -L "$f" "$work/scipy/$(echo "$f" | sed 's|/|__|g')"; done)
+rm -rf "$work/erlang"; mkdir -p "$work/erlang"
+(cd $d/erlang-doc && find -L doc lib/stdlib-* lib/kernel-* erts-* lib/common_test-* lib/ssh-* \
+    lib/ssl-* lib/crypto-* lib/mnesia-* lib/tools-* lib/inets-* lib/sasl-* lib/runtime_tools-* \
+    -name '*.html' | while read -r f; do
+        grep -q 'id="content"' "$f" && cp -L "$f" "$work/erlang/$(echo "$f" | sed 's|/|__|g')"
+    done)
+[ -d "$work/rdoc-html" ] || rdoc --format=darkfish --op "$work/rdoc-html" --quiet /usr/lib/ruby/3.1.0 > /dev/null 2>&1
+rm -rf "$work/rdoc"; mkdir -p "$work/rdoc"
+(cd "$work/rdoc-html" && find . -path './_*' -prune -o -name '*.html' ! -name 'table_of_contents.html' ! -name 'index.html' \
+    ! -name '*_rb.html' ! -name '*_rdoc.html' ! -name '*_md.html' -print | sed 's|^\./||' | while read -r f; do
+        grep -q '<main' "$f" && cp "$f" "$work/rdoc/$(echo "$f" | sed 's|/|__|g')"
+    done)
+
+score gtk "$work/gtk" "//section[@id='main']"
+score glib "$work/glib" "//body/div[@class!='footer'][1]"
+score scipy "$work/scipy" "//main[@role='main']/div[1]"
+score erlang "$work/erlang" "//div[@id='content']"
+score rdoc "$work/rdoc" "//main"
