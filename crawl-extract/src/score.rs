@@ -1053,33 +1053,19 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 .filter(|t| t.is_heading())
         };
         if let Some(l) = level(best) {
-            let like = tree
-                .children(cur)
-                .filter(|&c| {
-                    c != best
-                        && !removed[c as usize]
-                        && kept_p[c as usize] > 0.0
-                        && level(c) == Some(l)
-                })
-                .count();
-            if like >= 2 {
-                break;
-            }
             // Or two of them when the other is plain text, not links (gi-docgen's
             // `div.declaration` and `div.description`, each under an `<h4>`); a news
             // page's titled sidebar of headlines beside its story is links.
-            let plain = tree
-                .children(cur)
-                .filter(|&c| {
-                    c != best
-                        && !removed[c as usize]
-                        && kept_p[c as usize] > 0.0
-                        && level(c) == Some(l)
-                        && f64::from(link[c as usize])
-                            <= LEAD_LINK_SHARE * f64::from(text[c as usize])
-                })
-                .count();
-            if plain >= 1 {
+            let (mut like, mut plain) = (0, 0);
+            for c in tree.children(cur) {
+                let i = c as usize;
+                if c != best && !removed[i] && kept_p[i] > 0.0 && level(c) == Some(l) {
+                    like += 1;
+                    plain +=
+                        usize::from(f64::from(link[i]) <= LEAD_LINK_SHARE * f64::from(text[i]));
+                }
+            }
+            if like >= 2 || plain >= 1 {
                 break;
             }
         }
@@ -1176,12 +1162,14 @@ fn with_title(
         // Headings between the title and the path title the content too (Erlang's
         // `<h1>ssh_sftpd</h1><h3>Options</h3><div>`), and a lead there introduces it
         // (RDoc's `section.description` between the class's `<h1>` and its methods).
-        let mut after_head = false;
+        let (mut after_head, mut after_path) = (false, false);
         for c in tree.children(p) {
             after_head |= p == a && c == head;
+            after_path |= c == x;
             let sub_title = after_head
+                && !after_path
                 && (tree.tag(c).is_some_and(Tag::is_heading) && title_block(lead, removed, c)
-                    || c != x && lead.is(c, removed));
+                    || lead.is(c, removed));
             if c != x && !(p == a && c == head) && !sub_title {
                 removed[c as usize] = true;
             }

@@ -1342,12 +1342,16 @@ fn the_introduction_between_the_title_and_the_content_is_kept() {
          <section class='description'><p>This library provides the Set class, which deals \
          with a collection of unordered values with no duplicates, and is easy to use.</p></section>\
          <section class='documentation-section'><section class='method-section'><header>\
-         <h3>Public Instance Methods</h3></header>{methods}</section></section></main></body></html>"
+         <h3>Public Instance Methods</h3></header>{methods}</section></section>\
+         <div class='closing'><p>These docs are an open source project: help us improve \
+         these pages by sending a pull request; every fix, however small, is welcome here.</p></div></main></body></html>"
     ));
     assert!(
         m.starts_with("# class Set\n\nThis library provides the Set class"),
         "{m}"
     );
+    // Prose after the content is not its introduction.
+    assert!(!m.contains("open source project"), "{m}");
 }
 
 #[test]
