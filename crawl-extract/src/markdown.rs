@@ -184,6 +184,8 @@ pub(crate) struct Md<'t> {
     fragment: Option<u32>,
     /// The paragraph of code broken by `<br>` being written ([`Tree::is_code_paragraph`]).
     br_code: Option<u32>,
+    /// Open `<pre>`s inside a code block (more of the same block, no fence of their own).
+    inner_pre: usize,
     /// Open headings (a link inside one to a fragment of the page is a back-reference).
     heading: usize,
     /// Open emphasis elements: (marker, output position of the written opener). The
@@ -276,6 +278,7 @@ impl<'t> Md<'t> {
             code_links: Vec::new(),
             fragment: None,
             br_code: None,
+            inner_pre: 0,
             heading: 0,
             emph: Vec::new(),
             emph_owed: 0,
@@ -322,25 +325,28 @@ impl<'t> Md<'t> {
                 digits |= t.bytes().any(|b| b.is_ascii_digit());
             }
         }
-        // A listing's table is one row; a table of numbered steps is many.
-        let parent = self.tree.nodes[n as usize].parent;
-        let body = self.tree.nodes[parent as usize].parent;
-        digits
-            && body != NONE
+        if !digits {
+            return false;
+        }
+        // A cell after it holds the listing; and a listing's table is one row, a table of
+        // numbered steps many (looked at last: a table of numbers has many such cells).
+        let row = self.tree.nodes[n as usize].parent;
+        let body = self.tree.nodes[row as usize].parent;
+        body != NONE
             && self
                 .tree
-                .children(body)
-                .filter(|&c| self.tree.tag(c) == Some(Tag::Tr))
-                .count()
-                == 1
-            && self
-                .tree
-                .children(parent)
+                .children(row)
                 .skip_while(|&c| c != n)
                 .skip(1)
                 .any(|c| {
                     (c + 1..subtree_end(self.tree, c)).any(|i| self.tree.tag(i) == Some(Tag::Pre))
                 })
+            && self
+                .tree
+                .children(body)
+                .filter(|&c| self.tree.tag(c) == Some(Tag::Tr))
+                .nth(1)
+                .is_none()
     }
 
     fn run(&mut self, root: u32) {
@@ -677,7 +683,7 @@ impl<'t> Md<'t> {
             }
             // A `<pre>` inside a `<pre>` (gi-docgen's declarations: `<pre><code><div
             // class="highlight"><pre>`) is more of the same code block.
-            Tag::Pre if self.pre > 0 && self.in_pre(n) => {}
+            Tag::Pre if self.pre > 0 => self.inner_pre += 1,
             Tag::Pre => {
                 self.block(2);
                 if !self.inline_only {
@@ -865,7 +871,7 @@ impl<'t> Md<'t> {
                 self.br_code = None;
                 self.close_fence(olen);
             }
-            Tag::Pre if self.pre > 0 && self.in_pre(n) => {}
+            Tag::Pre if self.inner_pre > 0 => self.inner_pre -= 1,
             Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
@@ -1016,18 +1022,6 @@ impl<'t> Md<'t> {
         let span = format!("{delim}{pad}{body}{pad}{delim}");
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
-    }
-
-    /// Whether `n` has a `<pre>` ancestor.
-    fn in_pre(&self, n: u32) -> bool {
-        let mut p = self.tree.nodes[n as usize].parent;
-        while p != NONE {
-            if self.tree.tag(p) == Some(Tag::Pre) {
-                return true;
-            }
-            p = self.tree.nodes[p as usize].parent;
-        }
-        false
     }
 
     /// Opens a fenced code block (a `<pre>`, or a listing written as lines).
