@@ -738,6 +738,17 @@ impl<'t> Md<'t> {
                 self.saved.pop();
                 return false;
             }
+            // A definition's classifier (numpydoc's `<strong>fun</strong><span
+            // class="classifier">callable</span>`): Sphinx's stylesheet writes the colon
+            // between them; plain docutils writes it as a `classifier-delimiter`.
+            Tag::Span
+                if self.pre == 0
+                    && self.code == 0
+                    && self.tree.has_class(n, "classifier")
+                    && !self.out.trim_end().ends_with(':') =>
+            {
+                self.text(" : ");
+            }
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {

@@ -1095,6 +1095,37 @@ fn a_section_begun_by_a_shelf_heading_is_chrome() {
 }
 
 #[test]
+fn common_widget_headings_are_shelves_too() {
+    // A forum's "Similar threads" box and a blog's "Most popular" list, inside the
+    // content, under classes that say nothing.
+    let threads: String = (0..4)
+        .map(|i| format!("<li><a href='/t{i}'>Another thread {i}</a> started by someone</li>"))
+        .collect();
+    for heading in [
+        "Similar threads",
+        "Most popular in Tech",
+        "People also viewed",
+        "More like this",
+    ] {
+        let html = format!(
+            "<main><h1>Buying a licence</h1>{}{}\
+             <div class='box'><h3>{heading}</h3><ul>{threads}</ul></div></main>",
+            para("the question asked"),
+            para("the answer given")
+        );
+        let m = md(&html);
+        assert!(
+            m.contains("the question asked") && m.contains("the answer given"),
+            "{m}"
+        );
+        assert!(
+            !m.contains("Another thread") && !m.contains(heading),
+            "{heading}: {m}"
+        );
+    }
+}
+
+#[test]
 fn selection_starts_at_the_first_main_landmark() {
     // An infinite-scroll story page: the next story is loaded below with its own landmark.
     let html = format!(

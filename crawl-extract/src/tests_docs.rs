@@ -1438,3 +1438,24 @@ fn cells_spanning_rows_and_columns_keep_the_columns_aligned() {
         "| Name |  | Fee |\n|---|---|---|\n| Ada | L. | 10 |\n| Bob |  | 12 |\n"
     );
 }
+
+#[test]
+fn a_parameter_and_its_type_are_kept_apart() {
+    // numpydoc's parameter lists: the name in `<strong>`, its type in a classifier span
+    // with nothing between them in the HTML (Sphinx's stylesheet draws the colon).
+    let m = whole(
+        "<dl class='field-list'><dt>Parameters</dt><dd><dl>\
+         <dt><strong>fun</strong><span class='classifier'>callable</span></dt>\
+         <dd><p>The objective function.</p></dd>\
+         <dt><strong>x0</strong><span class='classifier-delimiter'>:</span> \
+         <span class='classifier'>ndarray</span></dt><dd><p>Initial guess.</p></dd>\
+         </dl></dd></dl>",
+    );
+    assert!(m.contains("**fun** : callable"), "{m}");
+    // Plain docutils writes its own colon: one, not two.
+    assert!(
+        m.contains("**x0**: ndarray") || m.contains("**x0** : ndarray"),
+        "{m}"
+    );
+    assert!(!m.contains(": :"), "{m}");
+}
