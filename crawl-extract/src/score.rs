@@ -33,6 +33,9 @@ const COMMENTS_MIN: u32 = 200;
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
 const PROSE_PAGE: f64 = 0.5;
+/// Share of a block's content in its one code listing above which the descent does not
+/// enter it.
+const LISTING_SHARE: f64 = 0.5;
 /// Minimum text (non-space bytes) of a repeated listing item that is kept although link-dense.
 const ITEM_MIN: u32 = 40;
 /// Share of a listing item's text in links (its title links to the thing listed).
@@ -853,6 +856,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
     let mut kept_p = vec![0f64; len];
+    // What of `good` is code (`<pre>`), and how many code blocks: a listing alone is no
+    // page's text.
+    let mut code = vec![0f64; len];
+    let mut listings = vec![0u32; len];
     // Text of repeated listing items (product cards, posts, story lists).
     let mut items = vec![0f64; len];
     // Holds a kept `<h1>`.
@@ -883,6 +890,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             1.0
         };
         good[p] += good[i] * w;
+        if tree.tag(i as u32) == Some(Tag::Pre) {
+            // A `<pre>` inside a `<pre>` is the same listing.
+            code[i] = good[i];
+            listings[i] = 1;
+        }
+        code[p] += code[i] * w;
+        listings[p] += listings[i];
     }
     let lead = Lead {
         text: &text,
@@ -972,6 +986,18 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && page_h1s == 1
             && kept_h1[cur as usize]
             && !kept_h1[best as usize]
+        {
+            break;
+        }
+        // A code listing is not a page's text by itself: entering the block that holds one
+        // listing and little else drops the words that name and explain it (RDoc's
+        // method details: the name, a sentence, then the source, which outweighs them).
+        // A post of many listings and paragraphs is entered as usual, and so is a block
+        // holding the page's title.
+        if listings[best as usize] == 1
+            && !kept_h1[best as usize]
+            && code[best as usize] >= LISTING_SHARE * good[best as usize]
+            && good[cur as usize] > good[best as usize]
         {
             break;
         }
@@ -1463,14 +1489,15 @@ fn starts_with_list(tree: &Tree, n: u32) -> bool {
     list(n) || first_element(tree, n).is_some_and(list)
 }
 
-/// The first descendant of `n` that is text or an element other than a span, link or div.
+/// The first descendant of `n` that is text or an element other than a span, link, div or
+/// header (a `<header>` wraps the title it opens with: RDoc's `<header><h3>Attributes`).
 fn first_element(tree: &Tree, n: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
     (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
         .find(|&i| {
             tree.tag(i)
-                .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div))
+                .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div | Tag::Header))
                 || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
         })
 }

@@ -1459,3 +1459,58 @@ fn a_parameter_and_its_type_are_kept_apart() {
     );
     assert!(!m.contains(": :"), "{m}");
 }
+
+#[test]
+fn a_short_class_page_keeps_its_sections_and_the_words_around_its_code() {
+    // RDoc's page of a small class: its attributes and its one method, each section
+    // under `<header><h3>`, the method's source outweighing its name and description.
+    // The descent went section by section into the `<pre>`'s wrapper: the page came out
+    // as its title and a bare listing (154 pages of Ruby's standard library).
+    let attributes = "<section class='attribute-method-details'><header><h3>Attributes</h3>\
+         </header><div class='method-detail'><div class='method-heading'>\
+         <span class='method-name'>reason</span><span>[R]</span></div>\
+         <div class='method-description'><p>the class of the error, as a string.</p></div>\
+         </div></section>";
+    let methods = "<section class='method-section'><header><h3>Public Class Methods</h3>\
+         </header><div class='method-detail'><div class='method-heading'>\
+         <span class='method-name'>new</span><span class='method-args'>(error)</span></div>\
+         <div class='method-description'><p>Creates a new remote error that wraps the error.</p>\
+         <div class='method-source-code'><pre># File drb/drb.rb, line 433\n\
+         def initialize(error)\n  @reason = error.class.to_s\n  \
+         super(\"#{error.message} (#{error.class})\")\n  set_backtrace(error.backtrace)\n\
+         end</pre></div></div></div></section>";
+    let page = |sections: &str| {
+        md(&format!(
+            "<html><body><nav><ul><li><a href='/'>Home</a></li><li><a href='/idx'>Index</a>\
+             </li></ul></nav><main role='main'><h1 class='class'>class DRb::DRbRemoteError</h1>\
+             <section class='documentation-section'>{sections}</section></main></body></html>"
+        ))
+    };
+    // Two methods: the section holds two listings.
+    let two = methods.replace(
+        "</div></section>",
+        "</div><div class='method-detail'><div class='method-heading'>\
+         <span class='method-name'>reason</span></div><div class='method-description'>\
+         <p>Returns the class name.</p><pre>def reason\n  @reason\nend</pre></div></div>\
+         </section>",
+    );
+    let m = page(&format!("{attributes}{two}"));
+    // Sections opening with `<header><h3>` side by side are one document's.
+    assert!(
+        m.contains("### Attributes") && m.contains("the class of the error"),
+        "{m}"
+    );
+    assert!(
+        m.contains("Creates a new remote error") && m.contains("def initialize(error)"),
+        "{m}"
+    );
+    assert!(!m.contains("Index"), "{m}");
+    // A class of one method: the listing alone is not the page; the method's name and
+    // description come with it.
+    let m = page(methods);
+    assert!(
+        m.contains("new(error)") && m.contains("Creates a new remote error"),
+        "{m}"
+    );
+    assert!(m.contains("def initialize(error)"), "{m}");
+}
