@@ -164,10 +164,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..args.threads.max(1) {
             s.spawn(|| {
                 while let Some(f) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if let Err(e) = convert(f, &ctx) {
-                        eprintln!("{}: {e}", f.display());
-                        failures.fetch_add(1, Ordering::Relaxed);
-                    }
+                    // A page the extractor panics on fails alone; the others go on.
+                    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        convert(f, &ctx).map_err(|e| e.to_string())
+                    }));
+                    let err = match done {
+                        Ok(Ok(())) => continue,
+                        Ok(Err(e)) => e,
+                        Err(_) => "the extractor panicked on this page (a bug)".to_owned(),
+                    };
+                    eprintln!("{}: {err}", f.display());
+                    failures.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }

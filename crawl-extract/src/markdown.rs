@@ -210,6 +210,16 @@ enum Emph {
     Em,
 }
 
+/// Whether `out` still ends, at `end`, with the closing marker of `kind` recorded there
+/// (what came after it may have been taken back since, and more written).
+fn closed_at(out: &str, end: usize, kind: Emph) -> bool {
+    let m = kind.marker();
+    end == out.len()
+        && end >= m.len()
+        && out.is_char_boundary(end - m.len())
+        && &out[end - m.len()..] == m
+}
+
 impl Emph {
     fn marker(self) -> &'static str {
         match self {
@@ -476,7 +486,7 @@ impl<'t> Md<'t> {
         for e in self.emph.iter_mut().filter(|e| e.1.is_none()) {
             // `<i>b</i><i>y</i>` is one span (`*by*`), not `*b**y*`, which no reader pairs.
             if let Some((end, kind, opener)) = self.closed.take() {
-                if end == self.out.len() && kind == e.0 {
+                if kind == e.0 && closed_at(&self.out, end, kind) {
                     self.out.truncate(end - kind.marker().len());
                     e.1 = Some(opener);
                     continue;
@@ -513,9 +523,13 @@ impl<'t> Md<'t> {
                 if body.trim().is_empty() {
                     // Only an emptied link or the like inside: drop the opener.
                     self.out.truncate(p);
+                    self.closed = self.closed.filter(|c| c.0 <= p);
                 } else if body.contains('\n') {
                     // Spans blocks or lines: markers would not pair up; drop the opener.
                     self.out.replace_range(p..p + m.len(), "");
+                    // An emphasis closed inside moved back with the text.
+                    let back = |x: usize| if x > p { x - m.len() } else { x };
+                    self.closed = self.closed.map(|(e, k, o)| (back(e), k, back(o)));
                 } else {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);
@@ -581,10 +595,9 @@ impl<'t> Md<'t> {
             let line_start = self.at_line_start || self.pending_nl > 0;
             // A closing marker after punctuation closes only before a space or punctuation
             // (`**Question?**The` stays unpaired): a word right after it gets a space.
-            if let Some((end, kind, _)) = self.closed {
+            if let Some((end, kind, _)) = self.closed.filter(|c| closed_at(&self.out, c.0, c.1)) {
                 let before = self.out[..end - kind.marker().len()].chars().next_back();
-                if end == self.out.len()
-                    && w.starts_with(char::is_alphanumeric)
+                if w.starts_with(char::is_alphanumeric)
                     && before.is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace())
                 {
                     self.pending_space = true;

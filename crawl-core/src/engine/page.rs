@@ -44,8 +44,15 @@ type BigJob = (
     String,
     Url,
     ExtractOptions,
-    tokio::sync::oneshot::Sender<Extracted>,
+    tokio::sync::oneshot::Sender<Option<Extracted>>,
 );
+
+/// Runs `f`, an extraction, and turns a panic in it into `None`: one page the extractor
+/// cannot handle is skipped as `extract_failed`, and the crawl (and the big-page thread)
+/// goes on.
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
 
 /// The thread big pages are extracted on: one thread, so the memory of one extraction is
 /// reused by the next instead of each runtime worker's allocator arena keeping its own
@@ -60,7 +67,7 @@ fn big_page_thread() -> Option<&'static std::sync::mpsc::Sender<BigJob>> {
                 .name("kb-crawl-extract".into())
                 .spawn(move || {
                     for (html, url, opts, reply) in rx {
-                        let ex = extract(&html, &url, &opts);
+                        let ex = guarded(|| extract(&html, &url, &opts));
                         drop(html);
                         let _ = reply.send(ex);
                     }
@@ -71,24 +78,24 @@ fn big_page_thread() -> Option<&'static std::sync::mpsc::Sender<BigJob>> {
         .as_ref()
 }
 
-/// Extracts `html` (fetched from `url`); a big page on the big-page thread.
-async fn extract_page(html: String, url: &Url, opts: &ExtractOptions) -> Extracted {
+/// Extracts `html` (fetched from `url`); a big page on the big-page thread. `None` when
+/// the extractor panicked on it.
+async fn extract_page(html: String, url: &Url, opts: &ExtractOptions) -> Option<Extracted> {
     if html.len() > BIG_PAGE {
         if let Some(thread) = big_page_thread() {
             let (reply, done) = tokio::sync::oneshot::channel();
             match thread.send((html, url.clone(), opts.clone(), reply)) {
                 Ok(()) => {
-                    if let Ok(ex) = done.await {
-                        return ex;
-                    }
-                    // The thread died (a panic): the page goes without content.
-                    return Extracted::default();
+                    // The thread gone (it cannot be, its work is guarded): as a panic.
+                    return done.await.ok().flatten();
                 }
-                Err(std::sync::mpsc::SendError((html, ..))) => return extract(&html, url, opts),
+                Err(std::sync::mpsc::SendError((html, ..))) => {
+                    return guarded(|| extract(&html, url, opts))
+                }
             }
         }
     }
-    extract(&html, url, opts)
+    guarded(|| extract(&html, url, opts))
 }
 
 /// How one page ended, and the links to admit at the next depth (empty when the page is
@@ -234,7 +241,9 @@ async fn visit_page(
     } else {
         std::mem::take(&mut page.html)
     };
-    let mut ex = extract_page(html, &page.url, &req.extract).await;
+    let Some(mut ex) = extract_page(html, &page.url, &req.extract).await else {
+        return PageResult::skipped("extract_failed");
+    };
     let mut render_reason = None;
     if auto {
         let needs = crate::detect::needs_render(&page.html, ex.text_len, ex.script_bytes);
@@ -244,7 +253,12 @@ async fn visit_page(
             match render(ctx, &page.url, visit).await? {
                 Load::Page(mut p) => {
                     big = big_page_permit(&p.html).await;
-                    ex = extract_page(std::mem::take(&mut p.html), &p.url, &req.extract).await;
+                    let Some(rendered) =
+                        extract_page(std::mem::take(&mut p.html), &p.url, &req.extract).await
+                    else {
+                        return PageResult::skipped("extract_failed");
+                    };
+                    ex = rendered;
                     // The HTML's validators still say whether the page changed.
                     p.validators = std::mem::take(&mut page.validators);
                     page = p;
@@ -623,7 +637,7 @@ pub async fn probe_soft_404(ctx: &PageContext) -> Option<u64> {
         return None;
     }
     let html = decode_html(&resp.body, resp.header("content-type"));
-    let ex = extract(&html, &probe, &ctx.request.extract);
+    let ex = guarded(|| extract(&html, &probe, &ctx.request.extract))?;
     if ex.markdown.trim().is_empty() {
         return None;
     }
@@ -765,5 +779,13 @@ mod tests {
             x_robots_applies("unavailable_after: 2020", "kb-crawl/0.1"),
             (false, false)
         );
+    }
+
+    #[test]
+    fn a_panicking_extraction_is_none() {
+        // The page is skipped as `extract_failed`; the panic goes no further.
+        let failed: Option<u32> = guarded(|| panic!("extractor bug"));
+        assert_eq!(failed, None);
+        assert_eq!(guarded(|| 7), Some(7));
     }
 }
