@@ -684,9 +684,22 @@ impl<'a> Sink<'a> for Builder {
         }
     }
 
-    fn text(&mut self, raw: &'a str) {
+    fn text(&mut self, mut raw: &'a str) {
         if self.stack.last().is_some_and(|o| o.dead) {
             return;
+        }
+        // A newline right after `<pre>`'s start tag is not part of its content (HTML's
+        // parsing rule: markup puts the code on the line below the tag).
+        if let Some(o) = self.stack.last() {
+            let n = &self.tree.nodes[o.node as usize];
+            if n.first_child == NONE
+                && matches!(self.tree.tag(o.node), Some(Tag::Pre | Tag::Textarea))
+            {
+                raw = raw
+                    .strip_prefix("\r\n")
+                    .or_else(|| raw.strip_prefix('\n'))
+                    .unwrap_or(raw);
+            }
         }
         let start = self.tree.text.len();
         decode_into(raw, &mut self.tree.text);

@@ -48,6 +48,7 @@ fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
         || b.windows(2).any(|p| {
             (p[0] == b'<' && (p[1].is_ascii_alphabetic() || matches!(p[1], b'/' | b'!' | b'?')))
                 || p == b"]("
+                || (p[0] == b'&' && (p[1].is_ascii_alphanumeric() || p[1] == b'#'))
         });
     if !risky {
         return std::borrow::Cow::Borrowed(w);
@@ -62,13 +63,36 @@ fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
         if c == '(' && prev == ']' {
             out.push('\\');
         }
-        if matches!(c, '*' | '`') || (c == '_' && underscore_at_boundary(b, i)) {
+        if matches!(c, '*' | '`')
+            || (c == '_' && underscore_at_boundary(b, i))
+            || (c == '&' && is_entity(&b[i..]))
+        {
             out.push('\\');
         }
         out.push(c);
         prev = c;
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `b` starts with what CommonMark reads as an entity or a numeric character
+/// reference (`&amp;`, `&#94;`, `&#x5E;`): text that spells one stays text.
+fn is_entity(b: &[u8]) -> bool {
+    let Some(end) = b.iter().take(34).position(|&c| c == b';') else {
+        return false;
+    };
+    match &b[1..end] {
+        [b'#', b'x' | b'X', hex @ ..] => {
+            (1..=6).contains(&hex.len()) && hex.iter().all(u8::is_ascii_hexdigit)
+        }
+        [b'#', dec @ ..] => (1..=7).contains(&dec.len()) && dec.iter().all(u8::is_ascii_digit),
+        [first, rest @ ..] => {
+            first.is_ascii_alphabetic()
+                && !rest.is_empty()
+                && rest.iter().all(u8::is_ascii_alphanumeric)
+        }
+        [] => false,
+    }
 }
 
 /// Whether the `_` run holding byte `i` of `b` starts or ends at a word boundary, where
@@ -170,7 +194,9 @@ pub(crate) struct Md<'t> {
     item_at: usize,
     at_line_start: bool,
     pre: usize,
-    lists: Vec<(bool, usize)>,
+    /// Open lists: (ordered, items so far, the list's node, whether a block other than
+    /// an item came after the last item: the next item then starts a new paragraph).
+    lists: Vec<(bool, usize, u32, bool)>,
     /// Saved state per open element: (prefix length, output length at open).
     saved: Vec<(usize, usize)>,
     /// Markdown URLs of the open links.
@@ -540,6 +566,16 @@ impl<'t> Md<'t> {
         }
     }
 
+    /// Writes a link's `[`; a `!` right before it (`== !<a>isValid</a>()`) is escaped, or
+    /// the link would read as an image.
+    fn open_bracket(&mut self) {
+        if self.out.ends_with('!') && !self.out.ends_with("\\!") {
+            let l = self.out.len() - 1;
+            self.out.insert(l, '\\');
+        }
+        self.out.push('[');
+    }
+
     fn raw(&mut self, s: &str) {
         self.flush();
         self.out.push_str(s);
@@ -629,6 +665,18 @@ impl<'t> Md<'t> {
         }
         if !t.ends_with(|c: char| c.is_whitespace()) {
             self.pending_space = false;
+            // A `<` that the next node continues (Qt's `QAtomicPointer&lt;<span>T</span>&gt;`)
+            // would open a tag a reader hides.
+            if self.code == 0 && t.ends_with('<') && !self.out.ends_with("\\<") {
+                if let Some(l) = self
+                    .out
+                    .len()
+                    .checked_sub(1)
+                    .filter(|_| self.out.ends_with('<'))
+                {
+                    self.out.insert(l, '\\');
+                }
+            }
         }
     }
 
@@ -638,6 +686,10 @@ impl<'t> Md<'t> {
         };
         let attrs = self.tree.attrs(n);
         self.saved.push((self.prefix.len(), self.out.len()));
+        if let Some(l) = self.lists.last_mut() {
+            l.3 |= !matches!(tag, Tag::Li | Tag::Ul | Tag::Ol | Tag::Menu)
+                && self.tree.nodes[n as usize].parent == l.2;
+        }
         match tag {
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
                 self.block(2);
@@ -660,7 +712,7 @@ impl<'t> Md<'t> {
             }
             Tag::Ul | Tag::Ol | Tag::Menu => {
                 self.block(if self.lists.is_empty() { 2 } else { 1 });
-                self.lists.push((tag == Tag::Ol, 0));
+                self.lists.push((tag == Tag::Ol, 0, n, false));
             }
             Tag::Li if self.inline_only => {
                 // A list in a table cell: its items joined with `<br>`.
@@ -673,10 +725,17 @@ impl<'t> Md<'t> {
                 self.pending_space = t > 0;
             }
             Tag::Li => {
-                self.block(1);
+                // After a paragraph written straight inside the list (SQLite's release
+                // notes: `<ol><p><b>Fixes:</b><li>…`), a blank line: an item numbered
+                // other than 1 cannot interrupt a paragraph.
+                let gap = self
+                    .lists
+                    .last_mut()
+                    .is_some_and(|l| std::mem::take(&mut l.3));
+                self.block(if gap { 2 } else { 1 });
                 if !self.inline_only {
                     let marker = match self.lists.last_mut() {
-                        Some((true, c)) => {
+                        Some((true, c, ..)) => {
                             *c += 1;
                             format!("{c}. ")
                         }
@@ -797,7 +856,7 @@ impl<'t> Md<'t> {
                         self.pending_space = true;
                     }
                     self.flush_inline();
-                    self.out.push('[');
+                    self.open_bracket();
                     self.link_open_at = self.out.len();
                     self.at_line_start = false;
                     if let Some(s) = self.saved.last_mut() {
@@ -1016,7 +1075,7 @@ impl<'t> Md<'t> {
                 let text = self.out[open + 1..text_end].to_string();
                 let target = self.out[text_end..close].to_string();
                 self.out.truncate(olen - 1);
-                self.out.push('[');
+                self.open_bracket();
                 self.out.push('`');
                 let at = self.out.len();
                 self.out.push_str(&text);
@@ -1075,6 +1134,19 @@ impl<'t> Md<'t> {
     fn close_fence(&mut self, olen: usize) {
         self.pre = self.pre.saturating_sub(1);
         self.out.truncate(self.out.trim_end().len());
+        // Blank lines at the code's end, which inside a quote or a list item are only
+        // their prefix (`>`): not code.
+        let bare = self.prefix.trim_end();
+        while !bare.is_empty() && self.out.len() > olen {
+            let Some(rest) = self.out.strip_suffix(bare) else {
+                break;
+            };
+            if !rest.ends_with('\n') {
+                break;
+            }
+            let keep = rest.trim_end().len();
+            self.out.truncate(keep);
+        }
         let fence = self.widen_fence(olen);
         self.out.push('\n');
         self.out.push_str(&self.prefix);

@@ -1514,3 +1514,54 @@ fn a_short_class_page_keeps_its_sections_and_the_words_around_its_code() {
     );
     assert!(m.contains("def initialize(error)"), "{m}");
 }
+
+#[test]
+fn text_that_spells_markdown_or_html_stays_text() {
+    // Qt's signatures: `QAtomicPointer&lt;<span>T</span>&gt;`, the `<` in one text node
+    // and `T>` in the next; written `<T>` it is a tag a markdown reader hides.
+    let m = whole(
+        "<h3>QAtomicPointer(const <a href='/q.html'>QAtomicPointer</a>&lt;<span>T</span>&gt; \
+         &amp;<i>other</i>)</h3>",
+    );
+    assert!(
+        m.contains("[QAtomicPointer](https://docs.example.com/q.html)\\<T>"),
+        "{m}"
+    );
+    // A `!` before a link made it an image.
+    let m = whole("<p>i.e. isEmpty() == !<a href='/r.html#isValid'>isValid</a>().</p>");
+    assert!(
+        m.contains("== \\![isValid](https://docs.example.com/r.html#isValid)()"),
+        "{m}"
+    );
+    // Text that spells an entity (`&amp;amp;` in the HTML) read as the character.
+    let m = whole(
+        "<p>the HTML entity <b>&amp;amp;</b>, or <code>x</code> &amp;#94; and &amp; alone</p>",
+    );
+    assert!(
+        m.contains("**\\&amp;**") && m.contains("\\&#94;") && m.contains(" & alone"),
+        "{m}"
+    );
+}
+
+#[test]
+fn code_and_lists_keep_their_lines() {
+    // The newline right after `<pre>` is markup, not a first blank line of code (SQLite
+    // and Go write every listing that way); nor is a quote's prefix after the code.
+    let m = whole("<pre>\nCREATE TABLE t1(a ANY) STRICT;\n</pre>");
+    assert_eq!(m, "```\nCREATE TABLE t1(a ANY) STRICT;\n```\n");
+    let m = whole("<blockquote><pre>\ntypedef struct b b;\n</pre></blockquote>");
+    assert!(
+        m.ends_with("> ```\n> typedef struct b b;\n> ```\n"),
+        "{m:?}"
+    );
+    // A label written straight inside a numbered list (SQLite's release notes): the item
+    // after it, numbered 2, cannot interrupt the label's paragraph; a blank line parts them.
+    let m = whole(
+        "<ol><p><b>Fixes:</b><li>One fix.<p><b>Enhancements:</b><li>Faster parser.\
+         <li>Smaller journal.</ol>",
+    );
+    assert!(
+        m.contains("**Enhancements:**\n\n2. Faster parser.\n3. Smaller journal."),
+        "{m}"
+    );
+}
