@@ -333,7 +333,15 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // What a heading holds is its title (Apache's `<h2><span id="CookieName">`), and
         // a row of `<th>` cells is its table's header row (`<tr class="header">`); looked
         // at only for the few elements a hint marks.
-        h if h != 0 && (in_heading(tree, n) || (tag == Tag::Tr && header_row(tree, n))) => 0,
+        // Nor is anything inside a code listing chrome: Haddock's source pages give each
+        // definition an id of its name (`<span id="notComment">` in a `<pre>`).
+        h if h != 0
+            && (in_heading(tree, n)
+                || (tag == Tag::Tr && header_row(tree, n))
+                || in_listing(tree, n)) =>
+        {
+            0
+        }
         h => h,
     }
 }
@@ -447,6 +455,18 @@ const ID_HEADING_SCAN: u32 = 12;
 
 /// Ancestors looked at for a heading around an element.
 const HEADING_SCAN: usize = 4;
+
+/// Whether `n` lies in a `<pre>`.
+fn in_listing(tree: &Tree, n: u32) -> bool {
+    let mut p = tree.nodes[n as usize].parent;
+    while p != NONE && p != 0 {
+        if tree.tag(p) == Some(Tag::Pre) {
+            return true;
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
+}
 
 /// Whether `n` lies in a heading (within [`HEADING_SCAN`] ancestors).
 fn in_heading(tree: &Tree, n: u32) -> bool {

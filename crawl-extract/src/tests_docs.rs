@@ -1565,3 +1565,18 @@ fn code_and_lists_keep_their_lines() {
         "{m}"
     );
 }
+
+#[test]
+fn nothing_inside_a_listing_is_chrome() {
+    // Haddock's hyperlinked source: each definition is a `<span>` with its name as id, and
+    // a definition named `notComment` read as a comment section and went from the code.
+    let m = md(&format!(
+        "<html><body><nav><a href='/'>Home</a> <a href='/src'>Source</a></nav><main>\
+         <h1>CppIfdef</h1>{}<pre><span id='line-200'></span><span id='notComment'><span class='hs-var'>\
+         notComment</span></span> = not . (\"//\" `isPrefixOf`)\n\
+         <span id='navigation'>navigation</span> = <span class='sidebar'>sidebar</span> 1\n</pre></main></body></html>",
+        para("The preprocessor's conditional directives, and how they are evaluated.", 3)
+    ));
+    assert!(m.contains("notComment = not"), "{m}");
+    assert!(m.contains("navigation = sidebar 1"), "{m}");
+}
