@@ -456,6 +456,37 @@ const ID_HEADING_SCAN: u32 = 12;
 /// Ancestors looked at for a heading around an element.
 const HEADING_SCAN: usize = 4;
 
+/// Whether `n` lies in a table cell (within a few ancestors) beside a cell of text of its
+/// own: the name column of a row that describes what the link names (Qt's class tables:
+/// `<td><p><a>QJsonArray</a></p></td><td><p>Encapsulates a JSON array</p></td>`). A menu
+/// laid out in a table has links in every cell.
+fn in_described_row(tree: &Tree, n: u32, text: &[u32], link: &[u32], removed: &[bool]) -> bool {
+    let mut td = n;
+    for _ in 0..4 {
+        if matches!(tree.tag(td), Some(Tag::Td | Tag::Th)) {
+            break;
+        }
+        td = tree.nodes[td as usize].parent;
+        if td == NONE || td == 0 {
+            return false;
+        }
+    }
+    if !matches!(tree.tag(td), Some(Tag::Td | Tag::Th)) {
+        return false;
+    }
+    let tr = tree.nodes[td as usize].parent;
+    tree.children(tr).any(|c| {
+        let i = c as usize;
+        c != td
+            && !removed[i]
+            && matches!(tree.tag(c), Some(Tag::Td | Tag::Th))
+            && text[i].saturating_sub(link[i]) >= DESCRIBED_MIN
+    })
+}
+
+/// Text outside links (bytes) a cell needs to describe the link beside it.
+const DESCRIBED_MIN: u32 = 10;
+
 /// Whether `n` lies in a `<pre>`.
 fn in_listing(tree: &Tree, n: u32) -> bool {
     let mut p = tree.nodes[n as usize].parent;
@@ -868,6 +899,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64
+            && !in_described_row(tree, i as u32, &text, &link, &removed)
         {
             removed[i] = true;
         }

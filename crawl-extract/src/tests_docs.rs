@@ -1580,3 +1580,51 @@ fn nothing_inside_a_listing_is_chrome() {
     assert!(m.contains("notComment = not"), "{m}");
     assert!(m.contains("navigation = sidebar 1"), "{m}");
 }
+
+#[test]
+fn a_link_named_in_a_table_row_beside_its_description_is_kept() {
+    // QDoc's class tables: the name cell is a paragraph of one link, dropped as a menu,
+    // which left every row with an empty first cell (542 cells on 16 of Qt's pages).
+    let rows: String = [
+        ("qjsonarray", "QJsonArray", "Encapsulates a JSON array"),
+        (
+            "qjsondocument",
+            "QJsonDocument",
+            "Way to read and write JSON documents",
+        ),
+        ("qjsonvalue", "QJsonValue", "Encapsulates a value in JSON"),
+    ]
+    .iter()
+    .map(|(h, n, d)| {
+        format!(
+            "<tr><td class='tblName'><p><a href='{h}.html'>{n}</a></p></td>\
+             <td class='tblDescr'><p>{d}</p></td></tr>"
+        )
+    })
+    .collect();
+    let m = md(&format!(
+        "<html><body><div class='sidebar'><ul><li><a href='/a'>Qt Core</a></li>\
+         <li><a href='/b'>Qt GUI</a></li></ul></div><div class='content mainContent'>\
+         <h1>JSON Support in Qt</h1>{}<h2>Classes</h2><table class='annotated'>{rows}</table>\
+         </div></body></html>",
+        para(
+            "Qt provides support for dealing with JSON data in its own binary format.",
+            3
+        )
+    ));
+    assert!(
+        m.contains("| [QJsonArray](https://docs.example.com/library/qjsonarray.html) | Encapsulates a JSON array |"),
+        "{m}"
+    );
+    // A menu laid out in a table has links in every cell: still a menu.
+    let menu = md(&format!(
+        "<html><body><main><h1>JSON Support in Qt</h1>{}<table><tr><td><a href='/a'>Home</a>\
+         </td><td><a href='/b'>Downloads</a></td><td><a href='/c'>Contact</a></td></tr></table>\
+         </main></body></html>",
+        para(
+            "Qt provides support for dealing with JSON data in its own binary format.",
+            3
+        )
+    ));
+    assert!(!menu.contains("Downloads"), "{menu}");
+}
