@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Documentation fidelity on real documentation sites of fourteen generators, from Debian's
+# Documentation fidelity on twenty-one real documentation sites (eighteen generators), from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
 #             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
-#             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1
-#         (the last five for the five generators measured in session 16: gi-docgen, gtk-doc,
-#         Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which `rdoc`
-#         writes from Ruby's standard library into WORK_DIR/rdoc-html once)
+#             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
+#             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc
+#         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
+#         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
+#         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
+#         five for session 17's: QDoc, SQLite's own pages, Go's, Haddock and odoc)
 #         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
 # usage:  bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -38,12 +40,13 @@ flatten() {
         done)
 }
 
-# Runs the extractor on the flat folder $2 and scores it against the element $3.
+# Runs the extractor on the flat folder $2 and scores it against the element $3 (of the
+# same pages in folder $4, when given: a copy for scoring only).
 score() {
     local name=$1 html=$2 xpath=$3 out=$work/md/$1
     rm -rf "$out"
     "$bin" --in "$html" --out "$out" --threads 2 > /dev/null 2>&1
-    "$py" "$fid" "$html" "$out" "$xpath" "$work/$name.csv" |
+    "$py" "$fid" "${4:-$html}" "$out" "$xpath" "$work/$name.csv" |
         awk -v s="$name" '/^(headings|code_blocks|table_rows|list_items|words) /{printf "%s %s  ", $1, $4} END{print "<- " s}'
 }
 
@@ -121,3 +124,46 @@ score glib "$work/glib" "//body/div[@class!='footer'][1]"
 score scipy "$work/scipy" "//main[@role='main']/div[1]"
 score erlang "$work/erlang" "//div[@id='content']"
 score rdoc "$work/rdoc" "//main"
+
+# Session 17's five: QDoc (Qt 5's pages of nine modules), SQLite's own pages (no content
+# wrapper: scored on a copy without scripts, styles and the site header, `body >
+# div.nosearch` with the logo), Go's (template fragments: lxml's `body`), Haddock (cpphs,
+# with its hyperlinked source pages, which have no `div#content`) and odoc (calendar;
+# `__` in its folder names becomes `--` so that paths stay apart).
+rm -rf "$work/qdoc"; mkdir -p "$work/qdoc"
+for m in qtcore qmake qtnetwork qtsql qtxml qtdbus qttestlib qtgui qtwidgets; do
+    for f in /usr/share/qt5/doc/$m/*.html; do
+        grep -q 'content mainContent' "$f" && cp -L "$f" "$work/qdoc/${m}__$(basename "$f")"
+    done
+done
+rm -rf "$work/sqlite" "$work/sqlite-score"; mkdir -p "$work/sqlite"
+(cd $d/sqlite3 && find -L . -name '*.html' | sed 's|^\./||' | while read -r f; do
+    cp -L "$f" "$work/sqlite/$(echo "$f" | sed 's|/|__|g')"
+done)
+"$py" - "$work/sqlite" "$work/sqlite-score" <<'PY'
+import os, sys
+import lxml.html
+src, dst = sys.argv[1:3]
+os.makedirs(dst, exist_ok=True)
+for n in os.listdir(src):
+    t = lxml.html.parse(os.path.join(src, n))
+    for e in t.getroot().xpath('//script|//style|/html/body/div[@class="nosearch"][.//img[@class="logo"]]'):
+        e.drop_tree()
+    t.write(os.path.join(dst, n), method="html", encoding="utf-8")
+PY
+rm -rf "$work/go"; mkdir -p "$work/go"
+cp -L $d/golang-1.19-doc/html/*.html "$work/go/"
+rm -rf "$work/haddock"; mkdir -p "$work/haddock"
+(cd $d/libghc-cpphs-doc/html && find -L . -name '*.html' | sed 's|^\./||' | while read -r f; do
+    cp -L "$f" "$work/haddock/$(echo "$f" | sed 's|/|__|g')"
+done)
+rm -rf "$work/odoc"; mkdir -p "$work/odoc"
+(cd $d/libcalendar-ocaml/_html && find -L . -name '*.html' | sed 's|^\./||' | while read -r f; do
+    cp -L "$f" "$work/odoc/$(echo "$f" | sed 's|__|--|g; s|/|__|g')"
+done)
+
+score qdoc "$work/qdoc" "//div[@class='content mainContent']"
+score sqlite "$work/sqlite" "//body" "$work/sqlite-score"
+score go "$work/go" "//body"
+score haddock "$work/haddock" "//div[@id='content'] | /html/body[not(.//div[@id='content'])]"
+score odoc "$work/odoc" "//body"
