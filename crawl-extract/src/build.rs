@@ -570,6 +570,9 @@ impl<'a> Sink<'a> for Builder {
                     a.article_body = true;
                     any = true;
                 }
+            } else if n.eq_ignore_ascii_case("data-nosnippet") {
+                a.nosnippet = true;
+                any = true;
             } else if n.eq_ignore_ascii_case("itemtype") {
                 self.schema_types(at.value.split_ascii_whitespace().map(|t| {
                     let t = t.trim_end_matches('/');

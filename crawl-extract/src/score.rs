@@ -161,6 +161,8 @@ const EXACT_CHROME: &[&str] = &[
     "comment-form",
     "author-bio",
     "share-buttons",
+    // What a site keeps out of search engines' index: Yahoo's `robots-nocontent`.
+    "robots-nocontent",
 ];
 const CHROME_ROLES: &[&str] = &[
     "navigation",
@@ -355,6 +357,9 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
     }
     if CHROME_ROLES.iter().any(|r| a.role.eq_ignore_ascii_case(r)) {
         return 2;
+    }
+    if a.nosnippet {
+        return 1;
     }
     for tok in a.class.split_ascii_whitespace() {
         match token_hint(tok) {

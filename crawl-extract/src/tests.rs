@@ -1986,3 +1986,21 @@ fn any_nesting_of_inline_markup_converts_without_panicking() {
         check(&mut seq.into_iter());
     }
 }
+
+#[test]
+fn what_a_site_keeps_out_of_search_is_chrome() {
+    // Google's `data-nosnippet`, Yahoo's `robots-nocontent` class: the site says the
+    // block is not the page's text. Here with no content wrapper (SQLite's pages): the
+    // header and the text are all children of `<body>`.
+    for mark in ["data-nosnippet", "class='robots-nocontent'"] {
+        let html = format!(
+            "<body><div {mark}><img src='/logo.png' alt=''><p>Small. Fast. Reliable. Choose \
+             any three of them today.</p></div><h1>DELETE</h1>{}{}</body>",
+            para("the delete command removes records"),
+            para("rows for which the expression is false are kept")
+        );
+        let m = md(&html);
+        assert!(m.contains("the delete command removes records"), "{m}");
+        assert!(!m.contains("Choose any three"), "{mark}: {m}");
+    }
+}

@@ -25,6 +25,8 @@ pub(crate) struct Attrs {
     pub(crate) lang: Box<str>,
     /// `itemprop="articleBody"`: the author marked the article's text (schema.org).
     pub(crate) article_body: bool,
+    /// `data-nosnippet`: the site keeps the block out of search engines' snippets.
+    pub(crate) nosnippet: bool,
     /// A table cell's `colspan` and `rowspan` (0 when absent: one).
     pub(crate) colspan: u16,
     pub(crate) rowspan: u16,
