@@ -480,7 +480,9 @@ fn in_described_row(tree: &Tree, n: u32, text: &[u32], link: &[u32], removed: &[
         return false;
     }
     let tr = tree.nodes[td as usize].parent;
-    tree.children(tr).any(|c| {
+    // A row that describes has a few columns; a row of thousands of cells is no such row,
+    // and is not scanned whole for each of them.
+    tree.children(tr).take(ROW_CELLS_MAX).any(|c| {
         let i = c as usize;
         c != td
             && !removed[i]
@@ -491,11 +493,20 @@ fn in_described_row(tree: &Tree, n: u32, text: &[u32], link: &[u32], removed: &[
 
 /// Text outside links (bytes) a cell needs to describe the link beside it.
 const DESCRIBED_MIN: u32 = 10;
+/// Children of a row looked at for a describing cell.
+const ROW_CELLS_MAX: usize = 16;
 
-/// Whether `n` lies in a `<pre>`.
+/// Ancestors looked at for a `<pre>` around a hinted element (bounded: a page of nested
+/// hinted blocks must not cost its depth squared).
+const LISTING_SCAN: usize = 32;
+
+/// Whether `n` lies in a `<pre>` (within [`LISTING_SCAN`] ancestors).
 fn in_listing(tree: &Tree, n: u32) -> bool {
     let mut p = tree.nodes[n as usize].parent;
-    while p != NONE && p != 0 {
+    for _ in 0..LISTING_SCAN {
+        if p == NONE || p == 0 {
+            return false;
+        }
         if tree.tag(p) == Some(Tag::Pre) {
             return true;
         }
