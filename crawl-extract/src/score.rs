@@ -500,6 +500,25 @@ const ROW_CELLS_MAX: usize = 16;
 /// hinted blocks must not cost its depth squared).
 const LISTING_SCAN: usize = 32;
 
+/// Whether paragraph `p` opens with words of its own before its first link ("See also:
+/// <a>…</a>, <a>…</a>"): a sentence that names pages, not a menu.
+fn opens_with_words(tree: &Tree, p: u32) -> bool {
+    let len = tree.nodes.len() as u32;
+    let mut words = 0;
+    for i in p + 1..len.min(p + 1 + ID_HEADING_SCAN) {
+        if !is_descendant(tree, i, p) || tree.tag(i) == Some(Tag::A) {
+            break;
+        }
+        if let Some(t) = tree.text_of(i) {
+            words += t
+                .split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphabetic))
+                .count();
+        }
+    }
+    words >= 2
+}
+
 /// Whether `n` lies in a `<pre>` (within [`LISTING_SCAN`] ancestors).
 fn in_listing(tree: &Tree, n: u32) -> bool {
     let mut p = tree.nodes[n as usize].parent;
@@ -912,6 +931,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 && tree.tag(i as u32) == Some(Tag::P)
                 && anchors[i] <= 1
                 && text[i] > link[i])
+            // Nor is one that opens with words of its own before its links ("See also:
+            // <a>…</a>, <a>…</a>": SQLite's and Python's cross-references).
+            && !(!article_page
+                && tree.tag(i as u32) == Some(Tag::P)
+                && opens_with_words(tree, i as u32))
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64

@@ -1628,3 +1628,33 @@ fn a_link_named_in_a_table_row_beside_its_description_is_kept() {
     ));
     assert!(!menu.contains("Downloads"), "{menu}");
 }
+
+#[test]
+fn a_see_also_sentence_of_links_is_kept() {
+    // Python's C API pages and SQLite's: "See also <a>PyObject_GetItem()</a>,
+    // <a>PyObject_SetItem()</a> and <a>PyObject_DelItem()</a>.", all links but its first
+    // words, dropped as a menu.
+    let link = |n: &str| {
+        format!(
+            "<a class='reference internal' href='object.html#c.{n}'><code class='xref c \
+             c-func docutils literal notranslate'><span class='pre'>{n}()</span></code></a>"
+        )
+    };
+    let m = md(&sphinx(&format!(
+        "<section id='mapping'><h1>Mapping Protocol</h1>{}<p>See also {}, {} and {}.</p>\
+         <dl class='c function'><dt><span>int</span> PyMapping_Check(PyObject *o)</dt>\
+         <dd>{}</dd></dl></section>",
+        para(
+            "Return 1 if the object provides the mapping protocol or supports slicing.",
+            2
+        ),
+        link("PyObject_GetItem"),
+        link("PyObject_SetItem"),
+        link("PyObject_DelItem"),
+        para(
+            "Note that it returns 1 for Python classes with a getitem method.",
+            2
+        )
+    )));
+    assert!(m.contains("See also [`PyObject_GetItem()`]"), "{m}");
+}
