@@ -44,7 +44,7 @@ fn same_site(page: &Url, img: &Url) -> bool {
 /// word boundary (`__lt__` would render as bold `lt`; `snake_case` is left alone).
 fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
     let b = w.as_bytes();
-    let risky = b.iter().any(|&c| matches!(c, b'*' | b'`' | b'_'))
+    let risky = b.iter().any(|&c| matches!(c, b'*' | b'`' | b'_' | b'\\'))
         || b.windows(2).any(|p| {
             (p[0] == b'<' && (p[1].is_ascii_alphabetic() || matches!(p[1], b'/' | b'!' | b'?')))
                 || p == b"]("
@@ -63,7 +63,10 @@ fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
         if c == '(' && prev == ']' {
             out.push('\\');
         }
+        // A backslash escapes the punctuation after it, also a marker written next
+        // (`1\.`, `\\server`, `<b>a\</b>`): it is escaped itself where it could.
         if matches!(c, '*' | '`')
+            || (c == '\\' && b.get(i + 1).is_none_or(u8::is_ascii_punctuation))
             || (c == '_' && underscore_at_boundary(b, i))
             || (c == '&' && is_entity(&b[i..]))
         {
@@ -73,6 +76,62 @@ fn escape_inline(w: &str) -> std::borrow::Cow<'_, str> {
         prev = c;
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether the emphasis marker of length `m` at `out[p..]` can open: a marker between a
+/// word and punctuation (`a**(b)**`, `x**[link](u)**`) is no left-flanking run for
+/// CommonMark and would stay two stars in the text.
+fn opens(out: &str, p: usize, m: usize) -> bool {
+    let punct = |c: char| c.is_ascii_punctuation() || "“”‘’«»—–…¡¿".contains(c);
+    if !out.is_char_boundary(p) || !out.is_char_boundary(p + m) {
+        return true;
+    }
+    let before = out[..p].chars().next_back();
+    let after = out[p + m..].chars().find(|&c| c != '*');
+    !(before.is_some_and(|c| !c.is_whitespace() && !punct(c)) && after.is_some_and(punct))
+}
+
+/// Escapes the brackets of a link's text `out[from..]` when they do not pair up
+/// (`<a>a_b_c]</a>`, `<a>[ x</a>`): an unpaired `]` would end the text early and the
+/// link would not be one. Paired ones (`[1]`) stay as they are; brackets inside code
+/// spans and already escaped ones are not brackets.
+fn escape_unpaired_brackets(out: &mut String, from: usize) {
+    let mut at = Vec::new();
+    let mut depth = 0i32;
+    let mut paired = true;
+    let b = out.as_bytes();
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'`' => {
+                let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+                let mut j = i + run;
+                // The span ends at the next run of the same length; none: literal.
+                while j < b.len() {
+                    let r = b[j..].iter().take_while(|&&c| c == b'`').count();
+                    if r == run {
+                        break;
+                    }
+                    j += r.max(1);
+                }
+                i = if j < b.len() { j + run } else { i + run } - 1;
+            }
+            c @ (b'[' | b']') => {
+                at.push(i);
+                depth += if c == b'[' { 1 } else { -1 };
+                paired &= depth >= 0;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if paired && depth == 0 {
+        return;
+    }
+    for &i in at.iter().rev() {
+        out.insert(i, '\\');
+    }
 }
 
 /// Whether `b` starts with what CommonMark reads as an entity or a numeric character
@@ -223,6 +282,10 @@ pub(crate) struct Md<'t> {
     /// The emphasis closed last, while nothing has been written after its marker: where
     /// the output ended, its kind and where its opener is.
     closed: Option<(usize, Emph, usize)>,
+    /// The last code span written, as written, and where its text is in it. A span right
+    /// after it continues it (`<code>a</code><code>b</code>`), since two spans with
+    /// nothing between them would read as one with backticks inside.
+    code_span: Option<(String, std::ops::Range<usize>)>,
     /// Where the output ended after the last link opener `[` was written.
     link_open_at: usize,
 }
@@ -319,6 +382,7 @@ impl<'t> Md<'t> {
             emph: Vec::new(),
             emph_owed: 0,
             closed: None,
+            code_span: None,
             link_open_at: usize::MAX,
         }
     }
@@ -512,9 +576,16 @@ impl<'t> Md<'t> {
         for e in self.emph.iter_mut().filter(|e| e.1.is_none()) {
             // `<i>b</i><i>y</i>` is one span (`*by*`), not `*b**y*`, which no reader pairs.
             if let Some((end, kind, opener)) = self.closed.take() {
-                if kind == e.0 && closed_at(&self.out, end, kind) {
-                    self.out.truncate(end - kind.marker().len());
-                    e.1 = Some(opener);
+                if closed_at(&self.out, end, kind) {
+                    if kind == e.0 {
+                        self.out.truncate(end - kind.marker().len());
+                        e.1 = Some(opener);
+                        continue;
+                    }
+                    // `<b>Note:</b><i>x</i>`: `**Note:***x*` is one run of three stars
+                    // that no reader splits; the second emphasis is left out.
+                    self.closed = Some((end, kind, opener));
+                    e.0 = Emph::Off;
                     continue;
                 }
             }
@@ -550,12 +621,22 @@ impl<'t> Md<'t> {
                     // Only an emptied link or the like inside: drop the opener.
                     self.out.truncate(p);
                     self.closed = self.closed.filter(|c| c.0 <= p);
-                } else if body.contains('\n') {
+                } else if body.contains('\n') || !opens(&self.out, p, m.len()) {
                     // Spans blocks or lines: markers would not pair up; drop the opener.
+                    // So for an opener no reader takes for one (`a**(b)**`).
                     self.out.replace_range(p..p + m.len(), "");
-                    // An emphasis closed inside moved back with the text.
+                    // An emphasis closed inside moved back with the text; one that opened
+                    // right inside (`a<b><i>(y)</i></b>`) now follows the word too.
                     let back = |x: usize| if x > p { x - m.len() } else { x };
                     self.closed = self.closed.map(|(e, k, o)| (back(e), k, back(o)));
+                    if let Some((e, k, o)) = self.closed {
+                        let l = k.marker().len();
+                        if o == p && closed_at(&self.out, e, k) && !opens(&self.out, o, l) {
+                            self.out.replace_range(e - l..e, "");
+                            self.out.replace_range(o..o + l, "");
+                            self.closed = None;
+                        }
+                    }
                 } else {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);
@@ -643,10 +724,18 @@ impl<'t> Md<'t> {
             // In a heading only a run of `#` could be read as syntax (its closing
             // sequence): "# 10. Full Grammar" is not a list.
             if line_start && needs_escape(w) && (self.heading == 0 || w.starts_with('#')) {
+                // The marker's first character escaped, the rest like any text (a
+                // second backtick of "``" would open a code span).
                 let d = w.bytes().take_while(u8::is_ascii_digit).count();
                 self.out.push_str(&w[..d]);
                 self.out.push('\\');
-                self.out.push_str(&w[d..]);
+                self.out.push_str(&w[d..=d]);
+                let rest = escape_inline(&w[d + 1..]);
+                if self.inline_only {
+                    self.out.push_str(&rest.replace('|', "\\|"));
+                } else {
+                    self.out.push_str(&rest);
+                }
             } else if self.code > 0 {
                 // Inside a code span everything is literal already, but a `|` still ends a
                 // table cell (GFM), so in a cell it stays escaped.
@@ -743,7 +832,10 @@ impl<'t> Md<'t> {
                     };
                     self.item_at = self.prefix.len();
                     self.prefix.push_str(&" ".repeat(marker.len()));
-                    self.pending_marker = Some(marker);
+                    // An item that opens with a list (a table of contents' `<li><ul>`)
+                    // has its marker still owed: both go on the line (`- - a`).
+                    let outer = self.pending_marker.take().filter(|m| !m.starts_with('#'));
+                    self.pending_marker = Some(outer.unwrap_or_default() + &marker);
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()));
                 }
             }
@@ -828,11 +920,32 @@ impl<'t> Md<'t> {
                 // A code element inside another is part of its span.
                 if self.code == 1 {
                     self.flush();
+                    // Not when an emphasis marker is written after the span: its
+                    // position would move.
+                    let len = self.out.len();
+                    let open = |span: &String| len - span.len();
+                    let adjoining = self
+                        .code_span
+                        .take()
+                        .filter(|(span, _)| self.out.ends_with(span.as_str()))
+                        .filter(|(span, _)| self.closed.is_none_or(|e| e.2 < open(span)))
+                        .filter(|(span, _)| {
+                            let at = open(span);
+                            self.emph.iter().all(|e| e.1.is_none_or(|p| p < at))
+                        })
+                        .map(|(span, body)| {
+                            let at = open(&span);
+                            self.out.truncate(at);
+                            span[body].to_string()
+                        });
                     self.out.push('`');
                     self.at_line_start = false;
                     // Record position after the backtick to detect empty code.
                     if let Some(s) = self.saved.last_mut() {
                         s.1 = self.out.len();
+                    }
+                    if let Some(body) = adjoining {
+                        self.out.push_str(&body);
                     }
                 }
             }
@@ -980,6 +1093,8 @@ impl<'t> Md<'t> {
                         Some(t) if !t.trim().is_empty() => {
                             let t = self.out.trim_end().len();
                             self.out.truncate(t);
+                            escape_unpaired_brackets(&mut self.out, olen);
+                            let t = self.out.len();
                             self.out.push_str("](");
                             self.out.push_str(&u);
                             self.out.push(')');
@@ -1093,6 +1208,7 @@ impl<'t> Md<'t> {
         let body = &self.out[olen..];
         if !body.contains('`') {
             self.out.push('`');
+            self.code_span = Some((self.out[olen - 1..].to_string(), 1..self.out.len() - olen));
             return;
         }
         let run = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -1103,8 +1219,11 @@ impl<'t> Md<'t> {
             ""
         };
         let span = format!("{delim}{pad}{body}{pad}{delim}");
+        let text = delim.len() + pad.len();
+        let text = text..text + body.len();
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
+        self.code_span = Some((span, text));
     }
 
     /// Opens a fenced code block (a `<pre>`, or a listing written as lines).

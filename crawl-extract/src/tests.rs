@@ -2004,3 +2004,77 @@ fn what_a_site_keeps_out_of_search_is_chrome() {
         assert!(!m.contains("Choose any three"), "{mark}: {m}");
     }
 }
+
+/// Found by converting random inline markup and reading the markdown back with a
+/// CommonMark parser (`scripts/md-roundtrip.py`): each piece below read differently from
+/// the page.
+#[test]
+fn a_backslash_before_punctuation_stays_a_backslash() {
+    // `1\.` would read as `1.`, `\\server` as `\server`, and `a\` before the closing
+    // `**` would escape the marker.
+    let m = whole(r"<p>Match 1\. and \\server, or <b>a\</b> b</p>");
+    assert_eq!(m, "Match 1\\\\. and \\\\\\server, or **a\\\\** b\n");
+    // A backslash before a letter (`C:\Users`) escapes nothing: written as it is.
+    assert_eq!(whole(r"<p>Open C:\Users\me</p>"), "Open C:\\Users\\me\n");
+}
+
+#[test]
+fn every_backtick_of_a_run_at_a_line_start_is_escaped() {
+    // TeX-style quotes: "``" at a line's start had its first backtick escaped only, and
+    // the second opened a code span up to the next backtick.
+    let m = whole("<p>`` quoted'' and `` again''</p>");
+    assert_eq!(m, "\\`\\` quoted'' and \\`\\` again''\n");
+    // In a table cell, a `|` after the escaped first character stays escaped too.
+    let m = whole("<table><tr><th>a</th><th>b</th></tr><tr><td>|| x</td><td>y</td></tr></table>");
+    assert!(m.contains("| \\|\\| x | y |"), "{m}");
+}
+
+#[test]
+fn unpaired_brackets_in_a_link_text_are_escaped() {
+    // `[a]]` ends the text at the first `]`: no link.
+    let m = whole("<p><a href='/x'>list[0]]</a> and <a href='/y'>[ open</a></p>");
+    assert_eq!(
+        m,
+        "[list\\[0\\]\\]](https://example.com/x) and [\\[ open](https://example.com/y)\n"
+    );
+    // Paired ones (a citation) stay as they are; so do brackets inside code.
+    let m = whole("<p><a href='/n'>[1]</a> <a href='/c'><code>a]</code></a></p>");
+    assert_eq!(
+        m,
+        "[[1]](https://example.com/n) [`a]`](https://example.com/c)\n"
+    );
+}
+
+#[test]
+fn an_item_that_opens_with_a_list_keeps_its_marker() {
+    // A table of contents' `<li><ul>`: the outer item's marker was never written and the
+    // inner list read as a sibling of the outer one.
+    let m = whole("<ul><li><ul><li>a</li><li>b</li></ul></li><li>c</li></ul>");
+    assert_eq!(m, "- - a\n  - b\n- c\n");
+    let m = whole("<ol><li><ol><li>a</li></ol></li><li>b</li></ol>");
+    assert_eq!(m, "1. 1. a\n2. b\n");
+}
+
+#[test]
+fn adjoining_code_elements_are_one_span() {
+    // `` `a``b` `` reads as one span holding two backticks.
+    assert_eq!(whole("<p><code>a</code><code>b</code> c</p>"), "`ab` c\n");
+    assert_eq!(whole("<p><code>a`b</code><code>c</code></p>"), "``a`bc``\n");
+    // With a space between, two spans.
+    assert_eq!(whole("<p><code>a</code> <code>b</code></p>"), "`a` `b`\n");
+}
+
+#[test]
+fn emphasis_markers_a_reader_cannot_pair_are_left_out() {
+    // `a**(b)**`: a run between a word and punctuation opens nothing; the stars would
+    // stay in the text.
+    assert_eq!(whole("<p>word<b>(note)</b> c</p>"), "word(note) c\n");
+    assert_eq!(whole("<p>#x<b><i>(y)</i></b></p>"), "\\#x(y)\n");
+    // After a space it opens.
+    assert_eq!(whole("<p>word <b>(note)</b></p>"), "word **(note)**\n");
+    // `**Bold***italic*`: three stars in a row pair up wrongly; the second span goes.
+    assert_eq!(
+        whole("<p><b>Bold</b><i>italic</i> x</p>"),
+        "**Bold**italic x\n"
+    );
+}
