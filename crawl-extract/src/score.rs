@@ -833,6 +833,14 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             link[i] = text[i];
             anchors[i] = u32::from(text[i] > 0);
         }
+        // A heading with words of its own between its links is a title, not a menu
+        // entry: an API signature (rustdoc's `<h4>type <a>Error</a> = <a>Infallible</a>
+        // </h4>`) in a wrapper beside its permalink and source links. Its links weigh
+        // nothing in the link density of the blocks around it. A heading that is one
+        // link (a teaser's) still counts as links.
+        if link[i] > 0 && text[i] > link[i] && tree.tag(i as u32).is_some_and(Tag::is_heading) {
+            link[i] = 0;
+        }
         let p = node.parent as usize;
         headed[p] |= headed[i] || tree.tag(i as u32) == Some(Tag::Th);
         text[p] = text[p].saturating_add(text[i]);

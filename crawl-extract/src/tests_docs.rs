@@ -1658,3 +1658,62 @@ fn a_see_also_sentence_of_links_is_kept() {
     )));
     assert!(m.contains("See also [`PyObject_GetItem()`]"), "{m}");
 }
+
+#[test]
+fn a_signature_heading_of_links_beside_its_permalink_is_kept() {
+    // rustdoc: each associated item is a `<section>` holding its source link, its `§`
+    // permalink and an `<h4>` signature whose names are links ("type <a>Error</a> =
+    // <a>Infallible</a>"); the section was dropped as a menu, heading and all, and the
+    // item's description came out under the heading before it.
+    let item = |class: &str, id: &str, sig: &str, doc: &str| {
+        format!(
+            "<details class='{class}' open><summary><section id='{id}' class='trait-impl'>\
+             <a class='src rightside' href='../src/convert.rs.html#831'>Source</a>\
+             <a href='#{id}' class='anchor'>§</a><h4 class='code-header'>{sig}</h4>\
+             </section></summary><div class='docblock'>{doc}</div></details>"
+        )
+    };
+    let imp = |tr: &str, ty: &str, m: &str| {
+        format!(
+            "<details class='toggle implementors-toggle' open><summary>\
+             <section id='impl-{tr}' class='impl'><a class='src rightside' \
+             href='../src/convert.rs.html#827'>Source</a><a href='#impl-{tr}' class='anchor'>§</a>\
+             <h3 class='code-header'>impl&lt;T, U&gt; <a class='trait' href='trait.{tr}.html'>{tr}\
+             </a>&lt;U&gt; for T</h3></section></summary><div class='impl-items'>{}{}</div></details>",
+            item(
+                "toggle",
+                &format!("associatedtype.Error-{tr}"),
+                &format!(
+                    "type <a href='trait.{tr}.html#associatedtype.Error'>Error</a> = \
+                     <a class='enum' href='enum.{ty}.html'>{ty}</a>"
+                ),
+                "The type returned in the event of a conversion error."
+            ),
+            item(
+                "toggle method-toggle",
+                &format!("method.{m}"),
+                &format!(
+                    "fn <a href='trait.{tr}.html#tymethod.{m}'>{m}</a>(value: U) -&gt; \
+                     <a class='enum' href='enum.Result.html'>Result</a>&lt;T, Self::Error&gt;"
+                ),
+                "Performs the conversion."
+            )
+        )
+    };
+    let m = md(&format!(
+        "<html><body><nav class='sidebar'><ul><li><a href='#a'>Methods</a></li>\
+         <li><a href='#b'>Trait Implementations</a></li></ul></nav><main>\
+         <section id='main-content' class='content'><h1>Struct Ref</h1>\
+         <div class='docblock'><p>Wraps a borrowed reference to a value in a RefCell box.</p>\
+         </div><h2 id='blanket-implementations'>Blanket Implementations</h2>\
+         <div id='blanket-implementations-list'>{}{}</div></section></main></body></html>",
+        imp("TryFrom", "Infallible", "try_from"),
+        imp("TryInto", "Ordering", "try_into")
+    ));
+    assert!(m.contains("#### type [Error]"), "{m}");
+    assert!(
+        m.contains("[Infallible]") && m.contains("[Ordering]"),
+        "{m}"
+    );
+    assert!(m.contains("#### fn [try_into]"), "{m}");
+}
