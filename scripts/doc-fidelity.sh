@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Documentation fidelity on twenty-one real documentation sites (eighteen generators), from Debian's
+# Documentation fidelity on twenty-three real documentation sites (twenty generators), from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
 #             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
 #             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
-#             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc
+#             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
+#             racket-doc
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -167,3 +168,47 @@ score sqlite "$work/sqlite" "//body" "$work/sqlite-score"
 score go "$work/go" "//body"
 score haddock "$work/haddock" "//div[@id='content'] | /html/body[not(.//div[@id='content'])]"
 score odoc "$work/odoc" "//body"
+
+# Session 18's two: rustdoc (the toolchain's std docs, every 4th page with a main-content
+# section) and Scribble (Racket's reference and guide whole, every 6th page of its other
+# manuals; `racket-doc`). Both are scored on copies without scripts and the site's own
+# navigation bars, with a space at each block's edges (rustdoc keeps JSON in a <script>
+# inside its main section, and lxml glues `<dt>a</dt><dd>b</dd>` into one word).
+cleaned() {
+    "$py" - "$1" "$2" "$3" <<'PY'
+import os, sys
+import lxml.html
+src, dst, drop = sys.argv[1:4]
+BLOCK = {"p", "div", "dt", "dd", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr", "td",
+         "th", "section", "details", "summary", "table", "br", "ul", "ol", "dl", "blockquote",
+         "main", "article", "header", "footer", "nav", "aside"}
+os.makedirs(dst, exist_ok=True)
+for n in os.listdir(src):
+    t = lxml.html.parse(os.path.join(src, n))
+    for e in t.getroot().xpath(drop):
+        e.drop_tree()
+    for e in t.getroot().iter():
+        if isinstance(e.tag, str) and e.tag in BLOCK:
+            e.tail = " " + (e.tail or "")
+            e.text = " " + (e.text or "")
+    t.write(os.path.join(dst, n), method="html", encoding="utf-8")
+PY
+}
+std="$(dirname "$(rustup doc --path)")/std"
+rm -rf "$work/rustdoc" "$work/rustdoc-score"; mkdir -p "$work/rustdoc"
+(cd "$std" && find . -name '*.html' ! -name all.html | LC_ALL=C sort | while read -r f; do
+    grep -q 'id="main-content"' "$f" && echo "${f#./}"; done | awk 'NR%4==1' | while read -r f; do
+    cp -L "$f" "$work/rustdoc/$(echo "$f" | sed 's|/|__|g')"; done)
+cleaned "$work/rustdoc" "$work/rustdoc-score" '//script|//style|//template'
+rm -rf "$work/scribble" "$work/scribble-score"; mkdir -p "$work/scribble"
+(cd $d/racket && find -L . -name '*.html' | sed 's|^\./||' | LC_ALL=C sort | grep / |
+    grep -v '/doc-index\.html$' | while read -r f; do
+        grep -q 'class="maincolumn"' "$f" && echo "$f"; done > "$work/scribble.list")
+{ grep -E '^(reference|guide)/' "$work/scribble.list"
+  grep -vE '^(reference|guide)/' "$work/scribble.list" | awk 'NR%6==1'; } | while read -r f; do
+    cp -L "$d/racket/$f" "$work/scribble/$(echo "$f" | sed 's|/|__|g')"; done
+cleaned "$work/scribble" "$work/scribble-score" \
+    '//script|//style|//div[@class="navsettop"]|//div[@class="navsetbottom"]|//div[@class="versionbox"]'
+
+score rustdoc "$work/rustdoc" "//section[@id='main-content']" "$work/rustdoc-score"
+score scribble "$work/scribble" "//div[@class='main']" "$work/scribble-score"

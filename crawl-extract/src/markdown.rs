@@ -249,8 +249,9 @@ pub(crate) struct Md<'t> {
     pending_nl: u8,
     pending_space: bool,
     pending_marker: Option<String>,
-    /// Where the prefix of the list item opened last starts.
+    /// Where the prefix of the list item opened last starts, and where it ends.
     item_at: usize,
+    item_end: usize,
     at_line_start: bool,
     pre: usize,
     /// Open lists: (ordered, items so far, the list's node, whether a block other than
@@ -368,6 +369,7 @@ impl<'t> Md<'t> {
             pending_space: false,
             pending_marker: None,
             item_at: 0,
+            item_end: 0,
             at_line_start: true,
             pre: 0,
             lists: Vec::new(),
@@ -499,10 +501,19 @@ impl<'t> Md<'t> {
                 self.trim_blank_lines();
             }
             if !self.out.is_empty() {
+                // A blank line before a new item is the list's: none of what the item
+                // opens (a quote's `>`) is on it.
+                let blank = match &self.pending_marker {
+                    Some(m) if !m.starts_with('#') => {
+                        let end = self.item_end.min(self.prefix.len());
+                        &self.prefix[..end.saturating_sub(m.len())]
+                    }
+                    _ => &self.prefix[..],
+                };
                 for i in 0..self.pending_nl {
                     self.out.push('\n');
                     if i + 1 < self.pending_nl {
-                        self.out.push_str(self.prefix.trim_end());
+                        self.out.push_str(blank.trim_end());
                         self.out.push('\n');
                         break;
                     }
@@ -514,12 +525,18 @@ impl<'t> Md<'t> {
         }
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
-                // A list marker stands in the prefix's last place; a heading's `#`s come
-                // after the whole prefix.
-                let item = if m.starts_with('#') { 0 } else { m.len() };
-                let indent = self.prefix.len().saturating_sub(item);
-                self.out.push_str(&self.prefix[..indent]);
+                // A list marker stands where its item's indentation is, before what
+                // the item opened since (`<li><blockquote>`: `- > quote`); a heading's
+                // `#`s come after the whole prefix.
+                let end = if m.starts_with('#') {
+                    self.prefix.len()
+                } else {
+                    self.item_end.min(self.prefix.len())
+                };
+                let start = end.saturating_sub(if m.starts_with('#') { 0 } else { m.len() });
+                self.out.push_str(&self.prefix[..start]);
                 self.out.push_str(&m);
+                self.out.push_str(&self.prefix[end..]);
             } else {
                 self.out.push_str(&self.prefix);
             }
@@ -832,6 +849,7 @@ impl<'t> Md<'t> {
                     };
                     self.item_at = self.prefix.len();
                     self.prefix.push_str(&" ".repeat(marker.len()));
+                    self.item_end = self.prefix.len();
                     // An item that opens with a list (a table of contents' `<li><ul>`)
                     // has its marker still owed: both go on the line (`- - a`).
                     let outer = self.pending_marker.take().filter(|m| !m.starts_with('#'));

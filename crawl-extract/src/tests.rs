@@ -2078,3 +2078,11 @@ fn emphasis_markers_a_reader_cannot_pair_are_left_out() {
         "**Bold**italic x\n"
     );
 }
+
+#[test]
+fn an_item_that_opens_with_a_quote_keeps_the_quote() {
+    // `<li><blockquote>`: the marker went after the item's indentation and over the
+    // quote's `>`, and the blank line before the item carried the quote's `>`.
+    let m = whole("<ul><li>a</li><li><blockquote><p>quote</p><p>two</p></blockquote></li></ul>");
+    assert_eq!(m, "- a\n\n- > quote\n  >\n  > two\n");
+}
