@@ -927,6 +927,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !in_data_table[i]
             && !in_code[i]
             && !in_heading[i]
+            // Nor what only wraps a heading: its title, however link-dense (DocBook's
+            // `div.titlepage > div > div > h3 > a.link`, a section's title linking to
+            // itself); not on an article, whose headings of one link are its site's
+            // teasers ("Latest insights", a news list's headlines).
+            && (article_page || !heading_wrapper(tree, i as u32))
             // A list under its own heading is that section's text (Apache's "See also"
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").
@@ -1524,6 +1529,25 @@ fn list_wrapper(tree: &Tree, mut n: u32) -> bool {
 
 /// Wrappers looked through for the list they hold.
 const LIST_WRAP_DEPTH: usize = 4;
+
+/// Whether `n` is a `div` that wraps a heading and nothing else (up to
+/// [`LIST_WRAP_DEPTH`] of them): the heading's title block.
+fn heading_wrapper(tree: &Tree, mut n: u32) -> bool {
+    if tree.tag(n) != Some(Tag::Div) {
+        return false;
+    }
+    for _ in 0..LIST_WRAP_DEPTH {
+        match elements(tree, n) {
+            Some(([c, _], 1)) => match tree.tag(c) {
+                Some(t) if t.is_heading() => return true,
+                Some(Tag::Div) => n = c,
+                _ => return false,
+            },
+            _ => return false,
+        }
+    }
+    false
+}
 
 /// Whether `n` is a titled list: a heading, then a list (wrapped or not), nothing else.
 fn titled_list(tree: &Tree, n: u32) -> bool {

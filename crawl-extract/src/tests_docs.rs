@@ -1717,3 +1717,51 @@ fn a_signature_heading_of_links_beside_its_permalink_is_kept() {
     );
     assert!(m.contains("#### fn [try_into]"), "{m}");
 }
+
+#[test]
+fn a_title_block_of_one_linked_heading_is_kept() {
+    // DocBook (Boost's BoostBook pages): each section's title is `div.titlepage > div >
+    // div > h3`, the heading one link to the section itself. The wrappers are all link
+    // text, so they went as menus and every heading with them (81 of 81 on one page).
+    let section = |id: &str, title: &str, words: &str| {
+        format!(
+            "<div class='section'><div class='titlepage'><div><div><h3 class='title'>\
+             <a name='sds.{id}'></a><a class='link' href='sds.html#sds.{id}' \
+             title='{title}'>{title}</a></h3></div></div></div>{}</div>",
+            para(words, 3)
+        )
+    };
+    let m = md(&format!(
+        "<html><body><div class='spirit-nav'><a href='a.html'>Prev</a> \
+         <a href='b.html'>Next</a></div><div class='section'><div class='titlepage'><div>\
+         <div><h2 class='title'><a name='sds'></a><a class='link' href='sds.html' \
+         title='Synchronized Data Structures'>Synchronized Data Structures</a></h2></div>\
+         </div></div>{}{}</div></body></html>",
+        section(
+            "values",
+            "Synchronized Values",
+            "The mutex is tied to the value, so you cannot access it without a lock."
+        ),
+        section(
+            "queues",
+            "Synchronized Queues",
+            "Queues let threads hand work to each other without sharing anything else."
+        )
+    ));
+    assert!(m.contains("## [Synchronized Data Structures]("), "{m}");
+    assert!(m.contains("### [Synchronized Values]("), "{m}");
+    assert!(m.contains("### [Synchronized Queues]("), "{m}");
+    // On an article, a heading of one link alone in its block is a teaser of another
+    // page (a "Latest insights" item after the post), still weighed as links.
+    let m = md(&format!(
+        "<html><head><meta property='og:type' content='article'></head><body><div \
+         class='post'><h1>How regulation changed</h1>{}<div class='teaser'><h4><a \
+         href='/blog/other-story'>Crypto regulatory affairs: the proposed rules</a></h4>\
+         </div></div></body></html>",
+        para(
+            "Regulators around the world set out new rules for exchanges this year.",
+            6
+        )
+    ));
+    assert!(!m.contains("other-story"), "{m}");
+}
