@@ -1271,6 +1271,18 @@ impl<'t> Md<'t> {
     fn close_fence(&mut self, olen: usize) {
         self.pre = self.pre.saturating_sub(1);
         self.out.truncate(self.out.trim_end().len());
+        // A block of no code (mandoc's `<pre>\n</pre>` for an empty `.nf`/`.fi`) is not
+        // written: only its opening fence came out since `olen` (and no list marker).
+        if self
+            .out
+            .get(olen..)
+            .map(|o| o.trim_start_matches(|c: char| c.is_whitespace() || c == '>'))
+            .is_some_and(|o| o.starts_with("```") && !o.contains('\n'))
+        {
+            self.out.truncate(olen);
+            self.block(2);
+            return;
+        }
         // Blank lines at the code's end, which inside a quote or a list item are only
         // their prefix (`>`): not code.
         let bare = self.prefix.trim_end();

@@ -1765,3 +1765,22 @@ fn a_title_block_of_one_linked_heading_is_kept() {
     ));
     assert!(!m.contains("other-story"), "{m}");
 }
+
+#[test]
+fn a_code_block_of_no_code_is_not_written() {
+    // mandoc's manual pages (Tcl's, from an empty `.nf`/`.fi` in the page's macros) open
+    // with `<br/><pre>\n</pre>`: an empty fenced block before the first section, on 231
+    // of 232 pages.
+    let m = whole(
+        "<div class='manual-text'><br/><pre>\n</pre><section class='Sh'><h1 class='Sh' \
+         id='NAME'>NAME</h1><p class='Pp'>after - Execute a command after a time delay</p>\
+         <pre>  \n </pre><pre>after 1000\n</pre></section></div>",
+    );
+    assert_eq!(
+        m,
+        "# NAME\n\nafter - Execute a command after a time delay\n\n```\nafter 1000\n```\n"
+    );
+    // In a list item the item stays.
+    let m = whole("<ul><li><pre></pre></li><li>two</li></ul>");
+    assert!(m.contains("two"), "{m}");
+}
