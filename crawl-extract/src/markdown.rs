@@ -226,6 +226,15 @@ fn is_permalink(tree: &Tree, a: u32) -> bool {
     matches!(text.as_str(), "¶" | "§" | "#" | "🔗" | "⚓")
 }
 
+/// Whether `href` is `#id` of the element holding the link `a` (its parent): a link to
+/// where it stands, a term's own anchor. Not the section around it (Sphinx's
+/// `<a href="#module-abc">abc</a>` in a paragraph of `section#module-abc` names the module).
+fn links_to_holder(tree: &Tree, a: u32, href: &str) -> bool {
+    let p = tree.nodes[a as usize].parent;
+    href.strip_prefix('#')
+        .is_some_and(|f| !f.is_empty() && p != NONE && tree.attrs(p).is_some_and(|x| &*x.id == f))
+}
+
 fn md_url(u: &Url) -> String {
     u.as_str()
         .replace('(', "%28")
@@ -975,9 +984,12 @@ impl<'t> Md<'t> {
                 // Inside `<pre>` a link is part of the code: its text only. So is a
                 // heading's link to a fragment of the page (docutils' back-reference to
                 // the table of contents): the heading is a title, not a link.
+                // Nor is a link to the element that holds it (mandoc's `<dt id="after"><a
+                // class="permalink" href="#after">after ms</a></dt>`): a term's anchor.
                 let href = attrs
                     .and_then(|a| a.href.as_deref())
                     .filter(|h| self.pre == 0 && !(self.heading > 0 && h.starts_with('#')))
+                    .filter(|h| !links_to_holder(self.tree, n, h))
                     .and_then(|h| resolve(self.base, h))
                     .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));
