@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on twenty-three real documentation sites (twenty generators), from Debian's
+# Documentation fidelity on twenty-five real documentation sites (twenty-two generators), from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -7,7 +7,7 @@
 #             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
 #             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
-#             racket-doc
+#             racket-doc libboost1.81-doc tcl8.6-doc mandoc
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -169,7 +169,7 @@ score go "$work/go" "//body"
 score haddock "$work/haddock" "//div[@id='content'] | /html/body[not(.//div[@id='content'])]"
 score odoc "$work/odoc" "//body"
 
-# Session 18's two: rustdoc (the toolchain's std docs, every 4th page with a main-content
+# Session 18's four: rustdoc (the toolchain's std docs, every 4th page with a main-content
 # section) and Scribble (Racket's reference and guide whole, every 6th page of its other
 # manuals; `racket-doc`). Both are scored on copies without scripts and the site's own
 # navigation bars, with a space at each block's edges (rustdoc keeps JSON in a <script>
@@ -210,5 +210,19 @@ rm -rf "$work/scribble" "$work/scribble-score"; mkdir -p "$work/scribble"
 cleaned "$work/scribble" "$work/scribble-score" \
     '//script|//style|//div[@class="navsettop"]|//div[@class="navsetbottom"]|//div[@class="versionbox"]'
 
+# Boost (BoostBook / DocBook XSL; every 6th page of libboost1.81-doc) and Tcl's manual pages
+# written as HTML by mandoc, the generator of manpages.debian.org (tcl8.6-doc ships roff).
+rm -rf "$work/boost"; mkdir -p "$work/boost"
+(cd $d/libboost1.81-doc/doc/html && find -L . -name '*.html' | sed 's|^\./||' | LC_ALL=C sort |
+    awk 'NR%6==1' | while read -r f; do cp -L "$f" "$work/boost/$(echo "$f" | sed 's|/|__|g')"; done)
+rm -rf "$work/tcl"; mkdir -p "$work/tcl"
+dpkg -L tcl8.6-doc | grep '/man3/.*\.3tcl\.gz$' | LC_ALL=C sort | while read -r f; do
+    [ -L "$f" ] && continue
+    zcat "$f" | head -c 300 | grep -q '^\.so ' && continue
+    mandoc -Thtml -Ostyle=mandoc.css "$f" > "$work/tcl/$(basename "$f" .3tcl.gz).html" 2>/dev/null
+done
+
 score rustdoc "$work/rustdoc" "//section[@id='main-content']" "$work/rustdoc-score"
 score scribble "$work/scribble" "//div[@class='main']" "$work/scribble-score"
+score boost "$work/boost" "/html/body/div[@class!='spirit-nav']"
+score tcl-mandoc "$work/tcl" "//div[@class='manual-text']"
