@@ -305,6 +305,32 @@ fn footer_compound(w: &str) -> bool {
         .is_some_and(|p| p.is_empty() || (2..=8).contains(&p.len()))
 }
 
+/// Outermost comment-marked blocks, under distinct parents, that make a page's
+/// comments documentation comments.
+const DOC_COMMENTS_MIN: usize = 3;
+
+/// Whether the page's comment-marked blocks (`hints` 3) are documentation comments: at
+/// least [`DOC_COMMENTS_MIN`] of them, none inside another, hold prose and stand in
+/// different parents (one per documented member). One pass over the nodes, only on pages
+/// with such blocks.
+fn doc_comments(tree: &Tree, hints: &[u8], prose: &[u32]) -> bool {
+    if !hints.contains(&3) {
+        return false;
+    }
+    let len = tree.nodes.len();
+    let mut inside = vec![false; len];
+    let (mut count, mut last_parent) = (0, NONE);
+    for i in 1..len {
+        let p = tree.nodes[i].parent;
+        inside[i] = inside[p as usize] || hints[i] == 3;
+        if hints[i] == 3 && !inside[p as usize] && prose[i] > 0 && p != last_parent {
+            count += 1;
+            last_parent = p;
+        }
+    }
+    count >= DOC_COMMENTS_MIN
+}
+
 /// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
 /// word does (`category-open-thread` is a subject, not the page's structure).
 fn is_forum_token(tok: &str) -> bool {
@@ -751,6 +777,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         .as_deref()
         .is_some_and(|t| t.to_ascii_lowercase().contains("product"))
         || tree.facts.product;
+    // Blocks marked as comments that recur section after section, each holding prose and
+    // none inside another, are an API reference's documentation comments (Scaladoc's
+    // `div.comment.cmt` under each member's signature, TypeDoc's `div.tsd-comment`), not
+    // a comment thread, which comes once, after the text. Not on an article or a forum.
+    let doc_comments = !article_page && !forum_page && doc_comments(tree, &hints, &prose);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     // Inside a block removed so far (nodes are in document order, parents first).
@@ -791,6 +822,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // not paragraphs, followed by a longer thread of comments).
         let comments = hint == 3
             && !forum_page
+            && !doc_comments
             && !in_comments[p]
             && (outside >= 200
                 && (article_page

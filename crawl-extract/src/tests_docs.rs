@@ -1802,3 +1802,67 @@ fn a_term_linking_to_itself_is_its_text() {
         "{m}"
     );
 }
+
+#[test]
+fn documentation_comments_under_each_member_are_content() {
+    // Scaladoc writes each member's documentation in `div.comment.cmt`, TypeDoc in
+    // `div.tsd-comment`: `comment` marked them as a comment thread, and every member's
+    // description and example went (Scaladoc's code blocks 0.52).
+    let member = |name: &str| {
+        format!(
+            "<li><h4 class='signature'><span class='kind'>def</span> \
+             <span class='name'>{name}</span>(x: Int): Int</h4>\
+             <div class='fullcomment'><div class='comment cmt'><p>Applies {name} to \
+             the value and returns the result of the computation.</p>\
+             <pre>scala&gt; {name}(1)\nres0: Int = 2</pre></div>\
+             <dl class='attributes block'><dt>Definition Classes</dt><dd>Ops</dd></dl></div></li>"
+        )
+    };
+    let members: String = ["inc", "dec", "twice", "negate"]
+        .iter()
+        .map(|n| member(n))
+        .collect();
+    let m = md(&format!(
+        "<html><body><div id='definition'><h1>Ops</h1></div>\
+         <div id='template'><div id='values'><h3>Value Members</h3><ol>{members}</ol></div></div>\
+         <div id='footer'>Scala programming documentation.</div></body></html>"
+    ));
+    assert!(m.contains("Applies negate to the value"), "{m}");
+    assert!(m.contains("res0: Int = 2"), "{m}");
+    // TypeDoc's shape: the comment under each member's title and signature.
+    let member = |name: &str| {
+        format!(
+            "<section class='tsd-panel tsd-member'><h3>{name}</h3><ul class='tsd-signatures'>\
+             <li class='tsd-signature'>{name}(): void</li><li class='tsd-description'>\
+             <div class='tsd-comment tsd-typography'><p>Calls {name} on every listener that \
+             was registered before the event was emitted.</p></div></li></ul></section>"
+        )
+    };
+    let members: String = ["start", "stop", "pause"]
+        .iter()
+        .map(|n| member(n))
+        .collect();
+    let m = md(&format!(
+        "<html><body><div class='container'><h1>Class Emitter</h1>{members}</div></body></html>"
+    ));
+    assert!(m.contains("Calls stop on every listener"), "{m}");
+    // A comment thread after a post still goes.
+    let comment = |who: &str| {
+        format!(
+            "<div class='comment'><p class='author'>{who}</p><p>Great write-up, thanks \
+             for sharing this with everyone here.</p></div>"
+        )
+    };
+    let m = md(&format!(
+        "<html><body><article><h1>My trip</h1>{}</article><div id='comments'>{}{}{}</div>\
+         </body></html>",
+        para(
+            "We walked along the river for three days and slept in small inns.",
+            6
+        ),
+        comment("ann"),
+        comment("bob"),
+        comment("cid")
+    ));
+    assert!(!m.contains("Great write-up"), "{m}");
+}
