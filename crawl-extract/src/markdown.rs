@@ -211,7 +211,10 @@ fn linkable_text(line: &str) -> Option<usize> {
 }
 
 /// Whether the link `a` is a heading permalink: its only text is a pilcrow, a section sign,
-/// `#` or a link symbol (Sphinx's `¶`, many generators' `#`).
+/// `#` or a link symbol (Sphinx's `¶`, many generators' `#`); or it, or the element around
+/// it, is classed `permalink` and it holds no word, only a symbol or an icon (Doxygen's
+/// `<span class="permalink"><a>◆</a></span>` before each member's name, Scaladoc's
+/// `<span class="permalink"><a><img alt="Permalink"></a></span>` after each signature).
 fn is_permalink(tree: &Tree, a: u32) -> bool {
     let end = subtree_end(tree, a);
     let mut text = String::new();
@@ -223,7 +226,18 @@ fn is_permalink(tree: &Tree, a: u32) -> bool {
             }
         }
     }
-    matches!(text.as_str(), "¶" | "§" | "#" | "🔗" | "⚓")
+    if matches!(text.as_str(), "¶" | "§" | "#" | "🔗" | "⚓") {
+        return true;
+    }
+    let classed = |n: u32| {
+        tree.attrs(n).is_some_and(|at| {
+            at.class
+                .split_ascii_whitespace()
+                .any(|t| t.eq_ignore_ascii_case("permalink"))
+        })
+    };
+    !text.chars().any(char::is_alphanumeric)
+        && (classed(a) || classed(tree.nodes[a as usize].parent))
 }
 
 /// Whether `href` is `#id` of the element holding the link `a` (its parent): a link to

@@ -1866,3 +1866,27 @@ fn documentation_comments_under_each_member_are_content() {
     ));
     assert!(!m.contains("Great write-up"), "{m}");
 }
+
+#[test]
+fn permalinks_of_a_symbol_or_an_icon_are_dropped() {
+    // Doxygen's `<span class="permalink"><a>◆</a></span>` opens every member's heading
+    // ("## ◆ push_back"); Scaladoc's permalink icon follows every signature
+    // ("[![Permalink](…/permalink.png)](…)").
+    let m = md(&format!(
+        "<html><body><div id='doc-content'><div class='contents'>\
+         <h2 class='groupheader'>Member Function Documentation</h2>\
+         <h2 class='memtitle'><span class='permalink'><a href='#a1'>&#9670;&nbsp;</a></span>\
+         push_back()</h2><div class='memitem'><div class='memdoc'>{}</div></div>\
+         <h4 class='signature'>def size: Int</h4><span class='permalink'>\
+         <a href='../index.html#scala.List@size:Int' title='Permalink'>\
+         <img src='../lib/permalink.png' alt='Permalink'></a></span>{}\
+         <p>Posted on Monday. <a class='permalink' href='/2012/07/post.html'>Permalink</a></p>\
+         </div></div></body></html>",
+        para("Appends the given element to the end of the container.", 4),
+        para("The number of elements in this list, counted each time.", 4)
+    ));
+    assert!(m.contains("## push_back()"), "{m}");
+    assert!(!m.contains("permalink.png"), "{m}");
+    // A permalink written as a word stays a link.
+    assert!(m.contains("[Permalink]("), "{m}");
+}
