@@ -1181,6 +1181,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // On a page whose title is no heading (Doxygen's `div.title`), a child right after a
+        // heading is that section's body ("Detailed Description" over `div.textblock`), not
+        // the page: the summary tables and member sections beside it are the document too.
+        if !kept_h1[0] && !article_page && !product_page && after_heading(tree, best) {
+            break;
+        }
         // A titled document of flat sections (rustdoc: `<h2>Implementations</h2><div>…</div>
         // <h2>Trait Implementations</h2><div>…</div>` under the item's `<h1>`): the chosen
         // child is one section's body, the heading before it its title, and other titled

@@ -1890,3 +1890,38 @@ fn permalinks_of_a_symbol_or_an_icon_are_dropped() {
     // A permalink written as a word stays a link.
     assert!(m.contains("[Permalink]("), "{m}");
 }
+
+#[test]
+fn a_section_body_under_its_heading_is_not_the_page_when_the_title_is_no_heading() {
+    // Doxygen's namespace and file pages: the title is a `div.title`, then a summary table
+    // titled by a row `<h2>`, then "Detailed Description" over `div.textblock`. The
+    // descent took the text block, the only prose, and the table and headings went
+    // (100 of 612 libstdc++ pages).
+    let rows: String = ["hours", "minutes", "seconds", "milliseconds"]
+        .iter()
+        .map(|n| {
+            format!(
+                "<tr class='memitem:{n}'><td class='memItemLeft'>constexpr chrono::{n}&#160;\
+                 </td><td class='memItemRight'><a class='el' href='a01571.html#{n}'>\
+                 operator\"\"{n}</a> ()</td></tr><tr class='separator:{n}'>\
+                 <td class='memSeparator' colspan='2'>&#160;</td></tr>"
+            )
+        })
+        .collect();
+    let m = md(&format!(
+        "<html><body><div id='top'><div id='projectname'>libstdc++</div></div>\
+         <div id='doc-content'><div class='header'><div class='summary'>\
+         <a href='#func-members'>Functions</a></div><div class='headertitle'>\
+         <div class='title'>std::chrono_literals Namespace Reference</div></div></div>\
+         <div class='contents'><table class='memberdecls'><tr class='heading'>\
+         <td colspan='2'><h2 class='groupheader'>Functions</h2></td></tr>{rows}</table>\
+         <h2 class='groupheader'>Detailed Description</h2><div class='textblock'>{}</div>\
+         </div></div></body></html>",
+        para(
+            "These suffixes create duration values with tick periods of hours or seconds.",
+            6
+        )
+    ));
+    assert!(m.contains("## Detailed Description"), "{m}");
+    assert!(m.contains("operator\"\"minutes"), "{m}");
+}
