@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on twenty-five real documentation sites (twenty-two generators), from Debian's
+# Documentation fidelity on twenty-eight real documentation sites (twenty-four generators), from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -7,7 +7,7 @@
 #             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
 #             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
-#             racket-doc libboost1.81-doc tcl8.6-doc mandoc
+#             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -169,7 +169,7 @@ score go "$work/go" "//body"
 score haddock "$work/haddock" "//div[@id='content'] | /html/body[not(.//div[@id='content'])]"
 score odoc "$work/odoc" "//body"
 
-# Session 18's four: rustdoc (the toolchain's std docs, every 4th page with a main-content
+# Session 18's seven: rustdoc (the toolchain's std docs, every 4th page with a main-content
 # section) and Scribble (Racket's reference and guide whole, every 6th page of its other
 # manuals; `racket-doc`). Both are scored on copies without scripts and the site's own
 # navigation bars, with a space at each block's edges (rustdoc keeps JSON in a <script>
@@ -222,7 +222,36 @@ dpkg -L tcl8.6-doc | grep '/man3/.*\.3tcl\.gz$' | LC_ALL=C sort | while read -r 
     mandoc -Thtml -Ostyle=mandoc.css "$f" > "$work/tcl/$(basename "$f" .3tcl.gz).html" 2>/dev/null
 done
 
+# Scaladoc 2.11 (every second page under scala/; scored on a copy without the member filter,
+# tooltips, footer, empty inherited-member headings, permalinks and the short comments a
+# full comment repeats), libstdc++'s Doxygen API pages (all namespaces and groups, every 4th
+# class and file page, every 20th source page) and its DocBook manual (all 109 pages).
+rm -rf "$work/scaladoc" "$work/scaladoc-score"; mkdir -p "$work/scaladoc"
+(cd $d/scala-doc/html && find -L scala package.html -name '*.html' | LC_ALL=C sort | awk 'NR % 2 == 1' |
+    while read -r f; do cp -L "$f" "$work/scaladoc/$(echo "$f" | sed 's|/|__|g')"; done)
+cleaned "$work/scaladoc" "$work/scaladoc-score" \
+    '//script|//style|//div[@id="mbrsel"]|//div[@id="tooltip"]|//div[@id="footer"]|//div[@id="inheritedMembers"]|//div[@id="groupedMembers"]|//span[@class="permalink"]|//p[contains(@class,"shortcomment")][following-sibling::div[@class="fullcomment"]]'
+rm -rf "$work/stdcxx"; mkdir -p "$work/stdcxx"
+(cd $d/libstdc++-12-doc/libstdc++/user && for f in $(ls a*.html | LC_ALL=C sort); do
+    t=$(grep -m1 -o '<title>[^<]*' "$f")
+    case "$f" in
+        *_source.html) k=source;;
+        *) case "$t" in
+            *"Member List"|*"Todo List"|*"Deprecated List"|*"Class List") continue;;
+            *"Namespace Reference") k=ns;; *"File Reference") k=file;;
+            *" Reference") k=class;; *) k=group;; esac;;
+    esac
+    echo "$k $f"
+done | awk '{n[$1]++} $1=="ns"||$1=="group"||($1=="class"&&n[$1]%4==1)||($1=="file"&&n[$1]%4==1)||($1=="source"&&n[$1]%20==1){print $2}' |
+    while read -r f; do cp -L "$f" "$work/stdcxx/$f"; done)
+rm -rf "$work/docbook"; mkdir -p "$work/docbook"
+(cd $d/libstdc++-12-doc/libstdc++ && find -L . -maxdepth 2 -name '*.html' ! -path './user/*' | sed 's|^\./||' |
+    while read -r f; do cp -L "$f" "$work/docbook/$(echo "$f" | sed 's|/|__|g')"; done)
+
 score rustdoc "$work/rustdoc" "//section[@id='main-content']" "$work/rustdoc-score"
 score scribble "$work/scribble" "//div[@class='main']" "$work/scribble-score"
 score boost "$work/boost" "/html/body/div[@class!='spirit-nav']"
 score tcl-mandoc "$work/tcl" "//div[@class='manual-text']"
+score scaladoc "$work/scaladoc" "//body" "$work/scaladoc-score"
+score doxygen-stdcxx "$work/stdcxx" "//div[@id='doc-content']"
+score docbook-stdcxx "$work/docbook" "/html/body/div[not(contains(@class,'nav'))]"
