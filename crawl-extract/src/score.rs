@@ -846,6 +846,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut text = vec![0u32; len];
     let mut link = vec![0u32; len];
     let mut anchors = vec![0u32; len];
+    // Link text inside headings: a title's own links (a section's title linking to
+    // itself) do not make its title block a menu.
+    let mut hlink = vec![0u32; len];
+    let mut htext = vec![0u32; len];
     // Whether a kept header cell (`<th>`) is inside: a table with a header row is data.
     let mut headed = vec![false; len];
     // Paragraph text outside removed blocks.
@@ -873,7 +877,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         if link[i] > 0 && text[i] > link[i] && tree.tag(i as u32).is_some_and(Tag::is_heading) {
             link[i] = 0;
         }
+        if tree.tag(i as u32).is_some_and(Tag::is_heading) {
+            hlink[i] = link[i];
+            htext[i] = text[i];
+        }
         let p = node.parent as usize;
+        hlink[p] = hlink[p].saturating_add(hlink[i]);
+        htext[p] = htext[p].saturating_add(htext[i]);
         headed[p] |= headed[i] || tree.tag(i as u32) == Some(Tag::Th);
         text[p] = text[p].saturating_add(text[i]);
         ptext[p] = ptext[p].saturating_add(ptext[i]);
@@ -1038,6 +1048,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let lead = Lead {
         text: &text,
         link: &link,
+        hlink: &hlink,
+        htext: &htext,
         ptext: &ptext,
         items: &items,
     };
@@ -1255,12 +1267,32 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             cur = m;
         }
     }
+    // On a page without an `<h1>`, its title is its first heading of the highest level
+    // (BoostBook's and DocBook's `<h2>` in `div.titlepage`, Scribble's `<h3>`) (R54).
+    let top = if page_h1s == 0 && !article_page {
+        top_heading(tree, &removed, &text)
+    } else {
+        None
+    };
+    let mut kept_top = Vec::new();
+    if let Some(t) = top {
+        kept_top = vec![false; len];
+        let mut x = t;
+        while x != NONE {
+            kept_top[x as usize] = true;
+            x = tree.nodes[x as usize].parent;
+        }
+    }
     let root = with_lead(tree, cur, &mut removed, &lead);
     // The page's one title and its introduction, however far above the chosen content
     // they sit (a landing or category page's header section; not an article's, whose
     // headline and byline stand apart from its body on purpose).
-    if page_h1s == 1 && !article_page && !kept_h1[root as usize] {
-        if let Some(r) = with_title(tree, root, &mut removed, &kept_h1, &lead, forum_page) {
+    let (kept_t, ttag) = match top {
+        Some(t) => (&kept_top[..], tree.tag(t).unwrap_or(Tag::H1)),
+        None => (&kept_h1[..], Tag::H1),
+    };
+    if (page_h1s == 1 || top.is_some()) && !article_page && !kept_t[root as usize] {
+        if let Some(r) = with_title(tree, root, &mut removed, kept_t, ttag, &lead, forum_page) {
             return Selection { root: r, removed };
         }
     }
@@ -1271,6 +1303,8 @@ pub(crate) fn select(tree: &Tree) -> Selection {
 struct Lead<'a> {
     text: &'a [u32],
     link: &'a [u32],
+    hlink: &'a [u32],
+    htext: &'a [u32],
     ptext: &'a [u32],
     items: &'a [f64],
 }
@@ -1298,6 +1332,7 @@ fn with_title(
     cur: u32,
     removed: &mut [bool],
     kept_h1: &[bool],
+    ttag: Tag,
     lead: &Lead,
     forum_page: bool,
 ) -> Option<u32> {
@@ -1320,7 +1355,12 @@ fn with_title(
     // </header>` before the page's one `<section>`; not mdBook's `h1.menu-title` in
     // `div#menu-bar`). Not on a discussion: a thread's title stands apart from its posts,
     // as an article's does from its body.
-    let alone = !forum_page && title_block(lead, removed, head) && clean_title(tree, head);
+    // A title of a lesser level is a heading block, its text mostly the heading's (not a
+    // titled sidebar of headlines).
+    let alone = !forum_page
+        && title_block(lead, removed, head)
+        && (ttag == Tag::H1 || heading_block(lead, head))
+        && clean_title(tree, head, ttag);
     if !(alone || lead.is(head, removed)) {
         return None;
     }
@@ -1331,14 +1371,19 @@ fn with_title(
         // Headings between the title and the path title the content too (Erlang's
         // `<h1>ssh_sftpd</h1><h3>Options</h3><div>`), and a lead there introduces it
         // (RDoc's `section.description` between the class's `<h1>` and its methods).
-        let (mut after_head, mut after_path) = (false, false);
+        // So do the titles of the sections the path enters (DocBook's nested
+        // `div.section > div.titlepage`), and a declaration in code between the title and
+        // the content (rustdoc's `<pre>` of an item) (R54).
+        let (mut after_head, mut after_path) = (p != a, false);
         for c in tree.children(p) {
             after_head |= p == a && c == head;
             after_path |= c == x;
+            let titled = tree.tag(c).is_some_and(Tag::is_heading) || starts_with_heading(tree, c);
             let sub_title = after_head
                 && !after_path
-                && (tree.tag(c).is_some_and(Tag::is_heading) && title_block(lead, removed, c)
-                    || lead.is(c, removed));
+                && (titled && title_block(lead, removed, c) && (p == a || heading_block(lead, c))
+                    || p == a && lead.is(c, removed)
+                    || tree.tag(c) == Some(Tag::Pre) && !removed[c as usize]);
             if c != x && !(p == a && c == head) && !sub_title {
                 removed[c as usize] = true;
             }
@@ -1348,6 +1393,35 @@ fn with_title(
     Some(a)
 }
 
+/// Whether most of `c`'s text is in its headings: a section's title block.
+fn heading_block(lead: &Lead, c: u32) -> bool {
+    let i = c as usize;
+    lead.text[i] <= 2 * lead.htext[i]
+}
+
+/// The first heading of the highest level on the page, outside removed and hidden blocks
+/// and holding text: the title of a page without an `<h1>`.
+fn top_heading(tree: &Tree, removed: &[bool], text: &[u32]) -> Option<u32> {
+    let len = tree.nodes.len() as u32;
+    let mut best: Option<(u8, u32)> = None;
+    let mut i = 1;
+    while i < len {
+        if removed[i as usize] || tree.nodes[i as usize].hidden {
+            i = super::markdown::subtree_end(tree, i);
+            continue;
+        }
+        if let Some(l) = tree.tag(i).and_then(Tag::heading_level) {
+            if text[i as usize] > 0 && !is_logo_h1(tree, i) && best.is_none_or(|(b, _)| l < b) {
+                best = Some((l, i));
+            }
+            i = super::markdown::subtree_end(tree, i);
+            continue;
+        }
+        i += 1;
+    }
+    best.map(|(_, h)| h)
+}
+
 /// Most text (non-space bytes) of a title standing alone before the chosen content.
 const TITLE_BLOCK_MAX: u32 = 200;
 
@@ -1355,27 +1429,28 @@ const TITLE_BLOCK_MAX: u32 = 200;
 fn title_block(lead: &Lead, removed: &[bool], c: u32) -> bool {
     let i = c as usize;
     let t = lead.text[i];
-    !removed[i] && t > 0 && t <= TITLE_BLOCK_MAX && 2 * lead.link[i] <= t
+    !removed[i]
+        && t > 0
+        && t <= TITLE_BLOCK_MAX
+        && 2 * lead.link[i].saturating_sub(lead.hlink[i]) <= t
 }
 
 /// Whether no element from `head` down to an `<h1>` in it has a chrome hint (a
 /// `<header>` aside: the title's own wrapper).
-fn clean_title(tree: &Tree, head: u32) -> bool {
+fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
     let end = super::markdown::subtree_end(tree, head);
-    (head..end)
-        .filter(|&h| tree.tag(h) == Some(Tag::H1))
-        .all(|h| {
-            let mut x = h;
-            loop {
-                if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, false) != 0 {
-                    return false;
-                }
-                if x == head {
-                    return true;
-                }
-                x = tree.nodes[x as usize].parent;
+    (head..end).filter(|&h| tree.tag(h) == Some(ttag)).all(|h| {
+        let mut x = h;
+        loop {
+            if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, false) != 0 {
+                return false;
             }
-        })
+            if x == head {
+                return true;
+            }
+            x = tree.nodes[x as usize].parent;
+        }
+    })
 }
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a

@@ -1925,3 +1925,66 @@ fn a_section_body_under_its_heading_is_not_the_page_when_the_title_is_no_heading
     assert!(m.contains("## Detailed Description"), "{m}");
     assert!(m.contains("operator\"\"minutes"), "{m}");
 }
+
+#[test]
+fn the_title_block_above_the_content_is_kept_at_any_level() {
+    // R54. The descent entered the page's body block and the title beside it went.
+    let body = para(
+        "Contributed the reference manual and many fixes to the parser over the years.",
+        3,
+    );
+    let entries: String = (0..12)
+        .map(|i| format!("<dt><span>Person {i}</span></dt><dd>{body}</dd>"))
+        .collect();
+    // BoostBook: no `<h1>`; the page's title is an `<h2>` linking to the page itself, in
+    // `div.titlepage` before the body block.
+    let m = md(&format!(
+        "<html><body><div class='nav'><a href='prev.html'>Prev</a> <a href='up.html'>Up</a>\
+         </div><div class='section'><div class='titlepage'><div><div><h2 class='title'>\
+         <a class='link' href='page.html'>Acknowledgements</a></h2></div></div></div>\
+         <div class='variablelist'><dl>{entries}</dl></div></div></body></html>"
+    ));
+    assert!(m.starts_with("## [Acknowledgements]"), "{m}");
+    // DocBook: chapters of nested sections, each under its `div.titlepage`; the descent
+    // reaches the innermost section, and every title above it is kept.
+    let m = md(&format!(
+        "<html><body><div class='chapter'><div class='titlepage'><div><div><h2 class='title'>\
+         Chapter 5. Strings</h2></div></div></div><div class='section'><div class='titlepage'>\
+         <div><div><h2 class='title'>String Classes</h2></div></div></div><div class='section'>\
+         <div class='titlepage'><div><div><h3 class='title'>Simple Transformations</h3></div>\
+         </div></div><div class='section'><div class='titlepage'><div><div><h4 class='title'>\
+         Case folding</h4></div></div></div><blockquote>{body}{body}{body}</blockquote></div>\
+         </div></div></div></body></html>"
+    ));
+    assert!(
+        m.starts_with(
+            "## Chapter 5. Strings\n\n## String Classes\n\n### Simple Transformations\n\n#### Case folding"
+        ),
+        "{m}"
+    );
+    // rustdoc: the item's `<h1>`, its declaration in code, then a notice that outweighs
+    // the declaration; the declaration stays between the title and the notice.
+    let m = md(
+        "<html><body><section id='main-content'><div class='main-heading'><h1>Type Alias \
+         <a href='index.html'>raw</a>::<a href='#'>c_ulong</a></h1></div>\
+         <pre class='item-decl'><code>pub type c_ulong = u64;</code></pre><span><div>\
+         Deprecated since 1.8.0: these type aliases are no longer supported by the standard \
+         library, the libc crate should be used instead for the correct definitions</div>\
+         <div>Available on Linux only.</div></span></section></body></html>",
+    );
+    assert!(m.contains("pub type c_ulong = u64;"), "{m}");
+    // Scaladoc: the title block holds an icon, the owner's link, the `<h1>` and an `<h3>`
+    // of links ("Related Doc"); links in its headings do not make it a menu.
+    let members: String = (0..12)
+        .map(|i| format!("<li><h4>def member{i}(x: Int): Int</h4>{body}</li>"))
+        .collect();
+    let m = md(&format!(
+        "<html><body><div id='definition'><img src='class_big.png'><p id='owner'>\
+         <a href='package.html'>scala</a></p><h1>Some</h1><h3><span><div>Related Doc: \
+         <a href='package.html'>package scala</a></div></span></h3></div>\
+         <h4 id='signature'>final case class Some[+A](x: A)</h4>\
+         <div id='template'><h3>Value Members</h3><ol>{members}</ol></div></body></html>"
+    ));
+    assert!(m.contains("# Some\n"), "{m}");
+    assert!(m.contains("final case class Some"), "{m}");
+}
