@@ -546,10 +546,14 @@ async fn step_functions_runner_starts_and_cancels_jobs() {
     assert_eq!(rec.progress.pages_processed, rec.progress.pages_total);
     assert!(rec.progress.stored > 5);
 
+    // Its handlers wait until it is cancelled: on a loaded machine the small site was
+    // crawled to the end before the cancel reached Step Functions.
+    h.faults.lock().unwrap().hold_invocations = true;
     let job = runner.start(req).await.unwrap();
     runner.cancel(&job).await.unwrap();
     runner.cancel(&job).await.unwrap();
     let rec = h.svc.jobs.get(&job).await.unwrap().unwrap();
+    h.faults.lock().unwrap().hold_invocations = false;
     assert_eq!(rec.status, JobStatus::Failed);
     assert_eq!(rec.failure.as_deref(), Some("cancelled"));
 }

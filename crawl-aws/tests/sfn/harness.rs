@@ -49,6 +49,9 @@ pub struct Faults {
     pub deny_document_put_containing: Option<String>,
     /// PUTs refused so far by `deny_document_put_containing`.
     pub denied_puts: usize,
+    /// Handler invocations wait while this is set (at most 60 s): an execution that cannot
+    /// finish before the test acts on it, however loaded the machine.
+    pub hold_invocations: bool,
 }
 
 /// The loopback ingestion webhook every harness's finalise hands completed jobs to.
@@ -427,6 +430,12 @@ async fn proxy_handler(State(st): State<ProxyState>, req: Request) -> Response {
             .unwrap_or_default()
             .trim_start_matches("kb-crawl-")
             .to_owned();
+        for _ in 0..3000 {
+            if !st.faults.lock().unwrap().hold_invocations {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         let event: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let (dup, fail) = {
             let mut f = st.faults.lock().unwrap();
