@@ -13,7 +13,8 @@
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
 #         five for session 17's: QDoc, SQLite's own pages, Go's, Haddock and odoc)
 #         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
-# usage:  bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
+# usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
+#         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
 # The Rust book comes from the toolchain's docs (`rustup doc --path`).
 set -euo pipefail
@@ -45,6 +46,7 @@ flatten() {
 # same pages in folder $4, when given: a copy for scoring only).
 score() {
     local name=$1 html=$2 xpath=$3 out=$work/md/$1
+    case " ${ONLY:-$1} " in *" $1 "*) ;; *) return 0;; esac
     rm -rf "$out"
     "$bin" --in "$html" --out "$out" --threads 2 > /dev/null 2>&1
     "$py" "$fid" "${4:-$html}" "$out" "$xpath" "$work/$name.csv" |
