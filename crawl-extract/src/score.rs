@@ -545,6 +545,34 @@ fn opens_with_words(tree: &Tree, p: u32) -> bool {
     words >= 2
 }
 
+/// Whether paragraph `p` is links separated by commas or semicolons and nothing else
+/// (an end stop aside): a list written as a sentence. A paragraph of more than
+/// [`LINK_SENTENCE_SCAN`] nodes is not looked at.
+fn links_and_commas(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
+    let end = super::markdown::subtree_end(tree, p);
+    if end - p > LINK_SENTENCE_SCAN {
+        return false;
+    }
+    let mut commas = false;
+    for i in p + 1..end {
+        let Some(t) = tree.text_of(i).filter(|_| !in_link[i as usize]) else {
+            continue;
+        };
+        for c in t.chars() {
+            match c {
+                ',' | ';' => commas = true,
+                '.' => {}
+                c if c.is_whitespace() => {}
+                _ => return false,
+            }
+        }
+    }
+    commas
+}
+
+/// Most nodes of a paragraph read as a list of links written as a sentence.
+const LINK_SENTENCE_SCAN: u32 = 400;
+
 /// Whether `n` lies in a `<pre>` (within [`LISTING_SCAN`] ancestors).
 fn in_listing(tree: &Tree, n: u32) -> bool {
     let mut p = tree.nodes[n as usize].parent;
@@ -978,6 +1006,15 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").
             && !(is_list && !article_page && section_list(tree, i as u32))
+            // The same for a list of links written as a sentence under its own heading
+            // (R's help pages: "See Also", then `<code><a>glm</a></code>, <code><a>aov
+            // </a></code>.`): links and commas, no words (a post's "<a>date</a>", a
+            // "Sign in or join" line are not lists).
+            && !(!article_page
+                && tree.tag(i as u32) == Some(Tag::P)
+                && anchors[i] >= 2
+                && links_and_commas(tree, i as u32, &in_link)
+                && section_list(tree, i as u32))
             && !in_section_list[i]
             // A paragraph of one link and words of its own is a sentence ("Reference:
             // <a>…</a>", "Use <a>g_mutex_init()</a>", "a <a>GArray</a>"), not a menu; not
@@ -1602,8 +1639,8 @@ fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) 
         })
 }
 
-/// Whether list `n` is the text of a section: right after its heading, and not a table
-/// of contents.
+/// Whether list (or paragraph) `n` is the text of a section: right after its heading,
+/// and not a table of contents.
 fn section_list(tree: &Tree, n: u32) -> bool {
     after_heading(tree, n) && !local_toc(tree, n)
 }

@@ -1988,3 +1988,42 @@ fn the_title_block_above_the_content_is_kept_at_any_level() {
     assert!(m.contains("# Some\n"), "{m}");
     assert!(m.contains("final case class Some"), "{m}");
 }
+
+#[test]
+fn a_paragraph_of_links_under_its_own_heading_is_kept() {
+    // R's help pages (Rd2HTML) end with "See Also" and a paragraph of links, each in
+    // `<code>`: dropped as a menu, leaving the heading alone (121 of 381 pages).
+    let html = format!(
+        "<html><body><div class='container'><h2>Fitting Linear Models</h2>\
+         <h3>Description</h3>{}<h3>See Also</h3>\
+         <p><code><a href='../../stats/help/C.html'>C</a></code>,\n\
+         <code><a href='../../stats/help/contr.helmert.html'>contr.helmert</a></code>,\n\
+         <code><a href='../../stats/help/glm.html'>glm</a></code>.</p>\
+         <h3>Examples</h3><pre><code>lm(y ~ x)</code></pre></div></body></html>",
+        para(
+            "lm is used to fit linear models, including multivariate ones.",
+            4
+        )
+    );
+    let m = md(&html);
+    assert!(
+        m.contains(
+            "### See Also\n\n[`C`](https://docs.example.com/stats/help/C.html), [`contr.helmert`]"
+        ),
+        "{m}"
+    );
+    // A paragraph of the page's own places under a heading is a table of contents.
+    let toc = html.replace("../../stats/help/", "#");
+    assert!(!md(&toc).contains("[`glm`]"), "{}", md(&toc));
+    // On an article, a headed line of links is its site's.
+    let m = md(&format!(
+        "<html><head><meta property='og:type' content='article'></head><body><article>\
+         <h1>A walk in the hills</h1>{}<h3>More from us</h3><p><a href='/2007/x'>Bobbing to \
+         the surface</a> <a href='/2006/y'>Trip itinerary</a></p></article></body></html>",
+        para(
+            "We walked along the ridge for hours and saw nobody at all.",
+            6
+        )
+    ));
+    assert!(!m.contains("Bobbing"), "{m}");
+}
