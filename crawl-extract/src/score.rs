@@ -1320,7 +1320,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             x = tree.nodes[x as usize].parent;
         }
     }
-    let root = with_lead(tree, cur, &mut removed, &lead);
+    let root = with_lead(tree, cur, &mut removed, &lead, !article_page);
     // The page's one title and its introduction, however far above the chosen content
     // they sit (a landing or category page's header section; not an article's, whose
     // headline and byline stand apart from its body on purpose).
@@ -1333,6 +1333,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             return Selection { root: r, removed };
         }
     }
+    // The text's footnotes beside it (texi2any's `div.footnote` after `div.top`); not on
+    // an article, whose reference list stands apart from its body as its headline does.
+    let root = if article_page {
+        root
+    } else {
+        with_notes(tree, root, &mut removed, &lead)
+    };
     Selection { root, removed }
 }
 
@@ -1412,6 +1419,7 @@ fn with_title(
         // `div.section > div.titlepage`), and a declaration in code between the title and
         // the content (rustdoc's `<pre>` of an item) (R54).
         let (mut after_head, mut after_path) = (p != a, false);
+        let notes = notes_after(tree, x, removed, lead);
         for c in tree.children(p) {
             after_head |= p == a && c == head;
             after_path |= c == x;
@@ -1421,7 +1429,8 @@ fn with_title(
                 && (titled && title_block(lead, removed, c) && (p == a || heading_block(lead, c))
                     || p == a && lead.is(c, removed)
                     || tree.tag(c) == Some(Tag::Pre) && !removed[c as usize]);
-            if c != x && !(p == a && c == head) && !sub_title {
+            let kept = c == x || p == a && c == head || sub_title || notes.contains(&c);
+            if !kept {
                 removed[c as usize] = true;
             }
         }
@@ -1494,7 +1503,7 @@ fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
 /// standfirst, an article's introduction, the question above its answers, a reference
 /// page's header), not a grid of listing items: those siblings are kept with `cur`, the
 /// parent's other children are removed. Returns the new root (`cur` when nothing before it is prose).
-fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
+fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead, notes: bool) -> u32 {
     let parent = match tree.nodes.get(cur as usize) {
         Some(n) if cur != 0 && n.parent != NONE => n.parent,
         _ => return cur,
@@ -1507,13 +1516,91 @@ fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
     if keep.is_empty() {
         return cur;
     }
+    let notes = if notes {
+        notes_after(tree, cur, removed, lead)
+    } else {
+        Vec::new()
+    };
     for c in tree.children(parent) {
-        if c != cur && !keep.contains(&c) {
+        if c != cur && !keep.contains(&c) && !notes.contains(&c) {
             removed[c as usize] = true;
         }
     }
     parent
 }
+
+/// The chosen content `cur` widened to its parent when a sibling after it holds the
+/// text's footnotes (`notes_after`): the notes are kept with `cur`, the parent's other
+/// children are removed. Returns the new root (`cur` when no notes follow it).
+fn with_notes(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
+    let parent = match tree.nodes.get(cur as usize) {
+        Some(n) if cur != 0 && n.parent != NONE => n.parent,
+        _ => return cur,
+    };
+    let notes = notes_after(tree, cur, removed, lead);
+    if notes.is_empty() {
+        return cur;
+    }
+    for c in tree.children(parent) {
+        if c != cur && !notes.contains(&c) {
+            removed[c as usize] = true;
+        }
+    }
+    parent
+}
+
+/// Siblings after `x` that hold its footnotes: a block classed `footnote(s)` (texi2any's
+/// `div.footnote` beside `div.top`, Pandoc's `section.footnotes`) or with role
+/// `doc-endnotes`, not removed, text rather than links, holding an element whose id a
+/// `#fragment` link in `x` points to (the note's number in the text).
+fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
+    let Some(p) = tree
+        .nodes
+        .get(x as usize)
+        .map(|n| n.parent)
+        .filter(|&p| p != NONE)
+    else {
+        return Vec::new();
+    };
+    let mut notes: Vec<u32> = tree
+        .children(p)
+        .skip_while(|&c| c != x)
+        .skip(1)
+        .filter(|&c| {
+            let i = c as usize;
+            !removed[i]
+                && lead.text[i] > 0
+                && 2 * lead.link[i] <= lead.text[i]
+                && tree.attrs(c).is_some_and(|a| {
+                    a.role.eq_ignore_ascii_case("doc-endnotes")
+                        || a.class
+                            .split_ascii_whitespace()
+                            .any(|t| has_word(t, &["footnote", "footnotes"]))
+                })
+        })
+        .take(NOTES_MAX)
+        .collect();
+    if notes.is_empty() {
+        return notes;
+    }
+    // The fragments the text links to.
+    let end = super::markdown::subtree_end(tree, x);
+    let targets: std::collections::HashSet<&str> = (x + 1..end)
+        .filter(|&i| tree.tag(i) == Some(Tag::A))
+        .filter_map(|i| tree.attrs(i)?.href.as_deref()?.strip_prefix('#'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    notes.retain(|&n| {
+        let end = super::markdown::subtree_end(tree, n).min(n + NOTES_SCAN);
+        (n..end).any(|i| tree.attrs(i).is_some_and(|a| targets.contains(&*a.id)))
+    });
+    notes
+}
+
+/// Most note blocks kept after the content, and nodes of each looked at for the ids the
+/// text links to.
+const NOTES_MAX: usize = 4;
+const NOTES_SCAN: u32 = 4000;
 
 /// Whether `best`, a child of `cur`, follows a heading (h2–h6) and `cur` has at least two
 /// other heading children with text: `best` is the body of one of `cur`'s flat sections.

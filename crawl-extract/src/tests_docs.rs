@@ -2027,3 +2027,74 @@ fn a_paragraph_of_links_under_its_own_heading_is_kept() {
     ));
     assert!(!m.contains("Bobbing"), "{m}");
 }
+
+#[test]
+fn footnotes_beside_the_content_are_kept() {
+    // texi2any (Texinfo 6.8) writes a manual as one page: `<h1>`, `div.top` holding every
+    // chapter, then `div.footnote` beside it. The descent took `div.top` and the notes
+    // went (R's manuals: 332 footnotes on 6 pages).
+    let chapter = |n: u32, title: &str| {
+        format!(
+            "<div class='chapter' id='c{n}'><div class='header'><p>Next: <a href='#c{}'>next</a>\
+             </p></div><h2 class='chapter'>{n} {title}</h2>{}<p>Unpack it with a suitable\
+             <a id='DOCF{n}' href='#FOOT{n}'><sup>{n}</sup></a> tar.</p></div>",
+            n + 1,
+            para(
+                "R is a system for statistical computation and graphics, with a language.",
+                8
+            )
+        )
+    };
+    let html = format!(
+        "<html><body><h1 class='settitle'>R Installation and Administration</h1>\
+         <div class='top' id='Top'>{}{}{}</div>\
+         <div class='footnote'><hr><h4 class='footnotes-heading'>Footnotes</h4>\
+         <h5><a id='FOOT1' href='#DOCF1'>(1)</a></h5>\
+         <p>e.g. GNU tar version 1.15 or later, or that from the libarchive distributions.</p>\
+         <h5><a id='FOOT2' href='#DOCF2'>(2)</a></h5>\
+         <p>for some Subversion clients http may appear to work, but requires redirection.</p>\
+         </div></body></html>",
+        chapter(1, "Obtaining R"),
+        chapter(2, "Installing R"),
+        chapter(3, "Running R")
+    );
+    let m = md(&html);
+    assert!(
+        m.starts_with("# R Installation and Administration\n"),
+        "{m}"
+    );
+    assert!(m.contains("## 3 Running R"), "{m}");
+    assert!(
+        m.contains("#### Footnotes")
+            && m.contains("GNU tar version 1.15")
+            && m.contains("requires redirection."),
+        "{m}"
+    );
+    // The same notes beside an article's body under a site's header, without the title.
+    let html = format!(
+        "<html><body><div class='masthead'><a href='/'>The Site</a></div><div id='main'>\
+         <div class='post'>{}<p>It rose again in May.<sup><a href='#fn1'>1</a></sup></p></div>\
+         <div class='footnotes'><ol><li id='fn1'>Measured in 2019, before the new bridge was \
+         opened to traffic.</li></ol></div></div>\
+         <div class='sidebar'><h3>Archives</h3><ul><li><a href='/2019'>2019</a></li></ul></div>\
+         </body></html>",
+        para(
+            "The river rose four metres in a night and the old ford was gone.",
+            10
+        )
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Measured in 2019") && !m.contains("Archives"),
+        "{m}"
+    );
+    // Notes the text does not point to are not its notes.
+    let m = md(&html.replace("#fn1", "/notes#fn1"));
+    assert!(!m.contains("Measured in 2019"), "{m}");
+    // An article's reference list stands apart from its body, as its headline does.
+    let m = md(&html.replace(
+        "<html>",
+        "<html><head><meta property='og:type' content='article'></head>",
+    ));
+    assert!(!m.contains("Measured in 2019"), "{m}");
+}
