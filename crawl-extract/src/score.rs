@@ -1963,10 +1963,22 @@ fn lists_after_prose(
         let q = prev as usize;
         let own = text[q].saturating_sub(link[q]);
         // A paragraph of prose, or a short one that announces what follows ("Legacy API:").
-        *o = ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN
+        // A list classed a table of contents (`toc`) of the page's own places is a menu of
+        // the sections that follow (texi2any's `ul.section-toc`), unless the paragraph
+        // announces it.
+        *o = ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN && !classed_toc(tree, i as u32)
             || own > 0 && ends_with_colon(tree, prev);
     }
     out
+}
+
+/// Whether `n` has the class word `toc` and its links all go to places on the page.
+fn classed_toc(tree: &Tree, n: u32) -> bool {
+    tree.attrs(n).is_some_and(|a| {
+        a.class
+            .split_ascii_whitespace()
+            .any(|t| has_word(t, &["toc"]))
+    }) && local_toc(tree, n)
 }
 
 /// Whether the link `a` is a heading's link to a fragment of the page (docutils'

@@ -2098,3 +2098,40 @@ fn footnotes_beside_the_content_are_kept() {
     ));
     assert!(!m.contains("Measured in 2019"), "{m}");
 }
+
+#[test]
+fn a_menu_of_the_pages_own_sections_after_a_paragraph_goes() {
+    // texi2any writes each node's menu as `ul.section-toc` of `#fragment` links after the
+    // node's first paragraph: the subsection headings again, kept as a list introduced by
+    // prose (R's manuals: 171 menus on 7 pages).
+    let html = format!(
+        "<html><body><h1>R Installation and Administration</h1><div class='chapter'>\
+         <h2 class='chapter'>1 Obtaining R</h2>{}\
+         <ul class='section-toc'><li><a href='#Getting-the-sources'>Getting the sources</a></li>\
+         <li><a href='#Getting-patched-versions'>Getting patched versions</a></li></ul>\
+         <div class='section' id='Getting-the-sources'><h3>1.1 Getting the sources</h3>{}</div>\
+         <div class='section' id='Getting-patched-versions'><h3>1.2 Getting patched versions</h3>\
+         {}</div></div></body></html>",
+        para(
+            "Sources, binaries and documentation for R can be obtained via CRAN.",
+            3
+        ),
+        para(
+            "The simplest way is to download the most recent file and unpack it.",
+            6
+        ),
+        para(
+            "A patched version of the current release is made available daily.",
+            6
+        )
+    );
+    let m = md(&html);
+    assert!(m.contains("### 1.2 Getting patched versions"), "{m}");
+    assert!(!m.contains("[Getting the sources]"), "{m}");
+    // A list of the page's places that a paragraph announces with a colon stays.
+    let m = md(&html.replace(
+        " Sources, binaries and documentation for R can be obtained via CRAN.</p>",
+        " This chapter has two sections:</p>",
+    ));
+    assert!(m.contains("[Getting the sources]"), "{m}");
+}
