@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on twenty-eight real documentation sites (twenty-four generators), from Debian's
+# Documentation fidelity on thirty-three real documentation sites (twenty-seven generators), from Debian's
 # packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -7,7 +7,8 @@
 #             mkdocs-doc python-django-doc libsdl2-doc libcommons-lang3-java-doc gettext-doc \
 #             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
-#             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc
+#             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc \
+#             vim-doc r-doc-html linux-doc pandoc libcurl4-doc && apt-get install -y --no-install-recommends r-base-core
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -257,3 +258,50 @@ score tcl-mandoc "$work/tcl" "//div[@class='manual-text']"
 score scaladoc "$work/scaladoc" "//body" "$work/scaladoc-score"
 score doxygen-stdcxx "$work/stdcxx" "//div[@id='doc-content']"
 score docbook-stdcxx "$work/docbook" "/html/body/div[not(contains(@class,'nav'))]"
+
+# Session 18's last five: Vim's help (vim-doc: vim2html, each page one <pre>), R's manuals
+# (r-doc-html: texi2any 6.8, one page a manual; scored on a copy without the node headers,
+# tables of contents, node menus and the title Texinfo 6.8 hides), R's help pages (Rd2HTML,
+# written by `Rscript` from the installed base packages of r-base-core into WORK_DIR/rd-all
+# once; every 3rd page), the kernel's (linux-doc: Sphinx, Read the Docs theme, kernel-doc;
+# every 6th page) and Pandoc's own HTML (`pandoc -s` on its manual and libcurl4's 42
+# markdown docs; scored without the empty line anchors in its highlighted code).
+rm -rf "$work/vim"; mkdir -p "$work/vim"
+cp -L $d/vim/html/*.html "$work/vim/"
+rm -rf "$work/rman" "$work/rman-score"; mkdir -p "$work/rman"
+cp -L /usr/share/R/doc/manual/*.html "$work/rman/"
+cleaned "$work/rman" "$work/rman-score" \
+    '//style|//script|//div[@class="header"]|//div[@class="contents"]|//h2[@class="contents-heading"]|//div[@class="shortcontents"]|//h2[@class="shortcontents-heading"]|//ul[@class="section-toc"]|//h1[@class="top"]'
+if [ ! -d "$work/rd-all" ]; then
+    mkdir -p "$work/rd-all"
+    Rscript -e 'out <- commandArgs(TRUE)[1]
+        for (p in c("base", "stats", "utils", "graphics", "grDevices", "methods", "tools",
+                    "datasets", "grid", "parallel", "splines", "stats4", "tcltk", "compiler")) {
+            db <- tools::Rd_db(p)
+            for (n in names(db)) try(tools::Rd2HTML(db[[n]], file.path(out, paste0(p, "__",
+                gsub("/", "__", sub("\\.Rd$", ".html", n)))), package = p,
+                Links = tools::findHTMLlinks()), silent = TRUE)
+        }' "$work/rd-all" > /dev/null 2>&1
+fi
+rm -rf "$work/rd" "$work/rd-score"; mkdir -p "$work/rd"
+ls "$work/rd-all" | LC_ALL=C sort | awk 'NR%3==1' | while read -r f; do cp "$work/rd-all/$f" "$work/rd/"; done
+cleaned "$work/rd" "$work/rd-score" '//script|//style'
+rm -rf "$work/kernel" "$work/kernel-score"; mkdir -p "$work/kernel"
+(cd $d/linux-doc/html && find -L . \( -path './_*' -prune \) -o -name '*.html' -print | sed 's|^\./||' |
+    LC_ALL=C sort | grep -vE '(^|/)(genindex|search|py-modindex|404)\.html$' | awk 'NR%6==1' |
+    while read -r f; do cp -L "$f" "$work/kernel/$(echo "$f" | sed 's|/|__|g')"; done)
+cleaned "$work/kernel" "$work/kernel-score" '//script|//style'
+rm -rf "$work/pandoc" "$work/pandoc-score"; mkdir -p "$work/pandoc"
+zcat $d/pandoc/README.md.gz | pandoc -s -f markdown -t html5 --metadata pagetitle="Pandoc User's Guide" \
+    -o "$work/pandoc/pandoc-MANUAL.html"
+for f in $(ls $d/libcurl4/*.md $d/libcurl4/*.md.gz | LC_ALL=C sort); do
+    b=$(basename "$f"); b=${b%.gz}; b=${b%.md}
+    zcat -f "$f" | pandoc -s -f gfm -t html5 --metadata pagetitle="$b" -o "$work/pandoc/curl-$b.html"
+done
+cleaned "$work/pandoc" "$work/pandoc-score" '//style|//script|//pre//a[not(normalize-space())]'
+
+score vim "$work/vim" "//pre"
+score r-manuals "$work/rman" "//body" "$work/rman-score"
+score rd "$work/rd" "//div[@class='container']" "$work/rd-score"
+score kernel "$work/kernel" "//div[@role='main']" "$work/kernel-score"
+score pandoc "$work/pandoc" "//body" "$work/pandoc-score"
