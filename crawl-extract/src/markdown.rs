@@ -306,10 +306,11 @@ pub(crate) struct Md<'t> {
     /// The emphasis closed last, while nothing has been written after its marker: where
     /// the output ended, its kind and where its opener is.
     closed: Option<(usize, Emph, usize)>,
-    /// The last code span written, as written, and where its text is in it. A span right
-    /// after it continues it (`<code>a</code><code>b</code>`), since two spans with
-    /// nothing between them would read as one with backticks inside.
-    code_span: Option<(String, std::ops::Range<usize>)>,
+    /// Where the text is in the last code span written, `span_text` (a buffer kept for
+    /// reuse). A span right after it continues it (`<code>a</code><code>b</code>`), since
+    /// two spans with nothing between them would read as one with backticks inside.
+    code_span: Option<std::ops::Range<usize>>,
+    span_text: String,
     /// Where the output ended after the last link opener `[` was written.
     link_open_at: usize,
 }
@@ -408,6 +409,7 @@ impl<'t> Md<'t> {
             emph_owed: 0,
             closed: None,
             code_span: None,
+            span_text: String::new(),
             link_open_at: usize::MAX,
         }
     }
@@ -515,6 +517,18 @@ impl<'t> Md<'t> {
         }
     }
 
+    /// Which part of the prefix the pending marker `m` stands in for: a list marker for
+    /// its item's indentation, before what the item opened since (`<li><blockquote>`:
+    /// `- > quote`); a heading's `#`s for nothing, after the whole prefix.
+    fn marker_at(&self, m: &str) -> (usize, usize) {
+        if m.starts_with('#') {
+            (self.prefix.len(), self.prefix.len())
+        } else {
+            let end = self.item_end.min(self.prefix.len());
+            (end.saturating_sub(m.len()), end)
+        }
+    }
+
     /// Writes owed line breaks, prefix and list marker before content.
     fn flush(&mut self) {
         if self.pending_nl > 0 {
@@ -527,11 +541,8 @@ impl<'t> Md<'t> {
                 // A blank line before a new item is the list's: none of what the item
                 // opens (a quote's `>`) is on it.
                 let blank = match &self.pending_marker {
-                    Some(m) if !m.starts_with('#') => {
-                        let end = self.item_end.min(self.prefix.len());
-                        &self.prefix[..end.saturating_sub(m.len())]
-                    }
-                    _ => &self.prefix[..],
+                    Some(m) => &self.prefix[..self.marker_at(m).0],
+                    None => &self.prefix[..],
                 };
                 for i in 0..self.pending_nl {
                     self.out.push('\n');
@@ -548,15 +559,7 @@ impl<'t> Md<'t> {
         }
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
-                // A list marker stands where its item's indentation is, before what
-                // the item opened since (`<li><blockquote>`: `- > quote`); a heading's
-                // `#`s come after the whole prefix.
-                let end = if m.starts_with('#') {
-                    self.prefix.len()
-                } else {
-                    self.item_end.min(self.prefix.len())
-                };
-                let start = end.saturating_sub(if m.starts_with('#') { 0 } else { m.len() });
+                let (start, end) = self.marker_at(&m);
                 self.out.push_str(&self.prefix[..start]);
                 self.out.push_str(&m);
                 self.out.push_str(&self.prefix[end..]);
@@ -963,22 +966,15 @@ impl<'t> Md<'t> {
                     self.flush();
                     // Not when an emphasis marker is written after the span: its
                     // position would move.
-                    let len = self.out.len();
-                    let open = |span: &String| len - span.len();
-                    let adjoining = self
-                        .code_span
-                        .take()
-                        .filter(|(span, _)| self.out.ends_with(span.as_str()))
-                        .filter(|(span, _)| self.closed.is_none_or(|e| e.2 < open(span)))
-                        .filter(|(span, _)| {
-                            let at = open(span);
-                            self.emph.iter().all(|e| e.1.is_none_or(|p| p < at))
-                        })
-                        .map(|(span, body)| {
-                            let at = open(&span);
-                            self.out.truncate(at);
-                            span[body].to_string()
-                        });
+                    let at = self.out.len().wrapping_sub(self.span_text.len());
+                    let adjoining = self.code_span.take().filter(|_| {
+                        self.out.ends_with(self.span_text.as_str())
+                            && self.closed.is_none_or(|e| e.2 < at)
+                            && self.emph.iter().all(|e| e.1.is_none_or(|p| p < at))
+                    });
+                    if adjoining.is_some() {
+                        self.out.truncate(at);
+                    }
                     self.out.push('`');
                     self.at_line_start = false;
                     // Record position after the backtick to detect empty code.
@@ -986,7 +982,7 @@ impl<'t> Md<'t> {
                         s.1 = self.out.len();
                     }
                     if let Some(body) = adjoining {
-                        self.out.push_str(&body);
+                        self.out.push_str(&self.span_text[body]);
                     }
                 }
             }
@@ -1252,7 +1248,9 @@ impl<'t> Md<'t> {
         let body = &self.out[olen..];
         if !body.contains('`') {
             self.out.push('`');
-            self.code_span = Some((self.out[olen - 1..].to_string(), 1..self.out.len() - olen));
+            self.span_text.clear();
+            self.span_text.push_str(&self.out[olen - 1..]);
+            self.code_span = Some(1..self.out.len() - olen);
             return;
         }
         let run = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -1267,7 +1265,8 @@ impl<'t> Md<'t> {
         let text = text..text + body.len();
         self.out.truncate(olen - 1);
         self.out.push_str(&span);
-        self.code_span = Some((span, text));
+        self.span_text = span;
+        self.code_span = Some(text);
     }
 
     /// Opens a fenced code block (a `<pre>`, or a listing written as lines).
