@@ -513,6 +513,9 @@ impl<'a> Sink<'a> for Builder {
         let mut collapsed = false;
         let mut controls: Option<&str> = None;
         let mut expands = false;
+        // A declarative shadow root (`<template shadowrootmode=open>`, server-rendered web
+        // components): the browser renders what it holds in place of the host's children.
+        let mut shadow_root = false;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -580,6 +583,11 @@ impl<'a> Sink<'a> for Builder {
                 }));
             } else if n.eq_ignore_ascii_case("hidden") {
                 hidden_attr = true;
+            } else if tag == Tag::Template
+                && (n.eq_ignore_ascii_case("shadowrootmode")
+                    || n.eq_ignore_ascii_case("shadowroot"))
+            {
+                shadow_root = true;
             } else if n.eq_ignore_ascii_case("aria-controls") {
                 controls = Some(at.value);
             } else if n.eq_ignore_ascii_case("aria-expanded") {
@@ -629,7 +637,7 @@ impl<'a> Sink<'a> for Builder {
             .then_some(controls)
             .flatten();
         let toggled = toggled || label.is_some();
-        let dropped = (tag.is_dropped() && label.is_none()) || hidden;
+        let dropped = (tag.is_dropped() && label.is_none() && !shadow_root) || hidden;
         let attrs = if any {
             self.tree.attrs.push(a);
             (self.tree.attrs.len() - 1) as u32
@@ -649,7 +657,9 @@ impl<'a> Sink<'a> for Builder {
             }
             return;
         }
-        let id = self.append(Kind::Element { tag, attrs }, dropped || toggled);
+        // The shadow root is stored as the block it renders as; it is closed as a template.
+        let stored = if shadow_root { Tag::Div } else { tag };
+        let id = self.append(Kind::Element { tag: stored, attrs }, dropped || toggled);
         if let Some(c) = label {
             self.labels.push((id, c.into()));
         } else if panel {

@@ -2086,3 +2086,34 @@ fn an_item_that_opens_with_a_quote_keeps_the_quote() {
     let m = whole("<ul><li>a</li><li><blockquote><p>quote</p><p>two</p></blockquote></li></ul>");
     assert_eq!(m, "- a\n\n- > quote\n  >\n  > two\n");
 }
+
+#[test]
+fn a_declarative_shadow_root_is_rendered_content() {
+    // Server-rendered web components put their text in `<template shadowrootmode>`: the
+    // browser shows it in place of the host's children; a plain `<template>` stays inert.
+    let html = "<main><h1>Plans</h1>\
+        <plan-card><template shadowrootmode='open'><style>p{color:red}</style>\
+        <h2>Starter plan</h2><p>Everything a small team needs to answer its customers.</p>\
+        <slot></slot></template><p>Billed monthly, cancel at any time.</p></plan-card>\
+        <plan-card><template shadowroot='open'><h2>Growth plan</h2>\
+        <p>Automations and reports for teams that answer thousands of questions.</p></template>\
+        </plan-card>\
+        <template id='row'><p>inert template text</p></template>\
+        <p>Prices exclude tax.</p></main>";
+    let m = md(html);
+    for want in [
+        "## Starter plan",
+        "Everything a small team needs",
+        "Billed monthly",
+        "## Growth plan",
+        "Automations and reports",
+        "Prices exclude tax.",
+    ] {
+        assert!(m.contains(want), "{want:?} missing: {m}");
+    }
+    assert!(!m.contains("color:red") && !m.contains("inert"), "{m}");
+    assert!(
+        m.find("Starter plan") < m.find("Billed monthly"),
+        "the shadow root comes before the host's children: {m}"
+    );
+}
