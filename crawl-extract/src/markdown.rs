@@ -372,6 +372,28 @@ fn code_lang(class: &str, data_lang: &str) -> Option<String> {
     None
 }
 
+/// Whether `n` is a code block's language label: a child of the block's wrapper, beside
+/// its `<pre>`, whose whole text is the language the wrapper's class names (VitePress's
+/// `div.language-bash > span.lang` "bash" over every listing). The fence names the
+/// language already; the label would stand as a paragraph of its own.
+fn is_code_label(tree: &Tree, n: u32) -> bool {
+    let p = tree.nodes[n as usize].parent;
+    if p == NONE || !matches!(tree.tag(n), Some(Tag::Span | Tag::Div | Tag::P)) {
+        return false;
+    }
+    let Some(lang) = tree.attrs(p).and_then(|a| code_lang(&a.class, &a.lang)) else {
+        return false;
+    };
+    if !tree.children(p).any(|c| tree.tag(c) == Some(Tag::Pre)) {
+        return false;
+    }
+    let mut text = tree.children(n).map(|c| tree.text_of(c));
+    matches!(
+        (text.next(), text.next()),
+        (Some(Some(t)), None) if t.trim().eq_ignore_ascii_case(&lang)
+    )
+}
+
 impl<'t> Md<'t> {
     pub(crate) fn new(
         tree: &'t Tree,
@@ -816,6 +838,9 @@ impl<'t> Md<'t> {
         let Kind::Element { tag, .. } = self.tree.nodes[n as usize].kind else {
             return false;
         };
+        if self.pre == 0 && is_code_label(self.tree, n) {
+            return false;
+        }
         let attrs = self.tree.attrs(n);
         self.saved.push((self.prefix.len(), self.out.len()));
         if let Some(l) = self.lists.last_mut() {

@@ -2135,3 +2135,55 @@ fn a_menu_of_the_pages_own_sections_after_a_paragraph_goes() {
     ));
     assert!(m.contains("[Getting the sources]"), "{m}");
 }
+
+/// A VitePress page: the theme's layout around `div.vp-doc` holding `body` (minified, as
+/// the build writes it).
+fn vitepress(body: &str) -> String {
+    format!(
+        "<html><head><title>npm-install | npm docs</title></head><body><div id='app'>\
+         <div class='Layout'><header class='VPNav'><a class='title' href='/'>npm docs</a>\
+         <nav><a href='/'>Home</a><a href='/markdown-examples'>Examples</a></nav></header>\
+         <aside class='VPSidebar'><nav><ul><li><a href='/commands/npm-access'>npm-access</a></li>\
+         <li><a href='/commands/npm-install'>npm-install</a></li></ul></nav></aside>\
+         <div class='VPContent has-sidebar' id='VPContent'><div class='VPDoc has-sidebar'>\
+         <div class='container'><div class='aside'><nav class='VPDocAsideOutline'>\
+         <div class='outline-title'>On this page</div></nav></div><div class='content'>\
+         <main class='main'><div class='vp-doc _commands_npm-install'><div>{body}</div></div>\
+         </main><footer class='VPDocFooter'><nav class='prev-next'><a class='pager-link prev' \
+         href='/commands/npm-init'>Previous page npm-init</a></nav></footer></div></div></div>\
+         </div></div></div></body></html>"
+    )
+}
+
+#[test]
+fn a_code_blocks_language_label_is_not_a_paragraph() {
+    // VitePress writes the language over each listing as `span.lang` beside the `<pre>`;
+    // the fence names it already.
+    let listing = |lang: &str, code: &str| {
+        format!(
+            "<div class='language-{lang} vp-adaptive-theme'><button title='Copy Code' \
+             class='copy'></button><span class='lang'>{lang}</span><pre class='shiki \
+             shiki-themes github-light github-dark vp-code' tabindex='0'><code><span \
+             class='line'><span>{code}</span></span></code></pre></div>"
+        )
+    };
+    let html = vitepress(&format!(
+        "<h3 id='synopsis' tabindex='-1'>Synopsis <a class='header-anchor' href='#synopsis' \
+         aria-label='Permalink to &quot;Synopsis&quot;'>\u{200b}</a></h3>{}\
+         <p>This command installs a package and any packages that it depends on, in the \
+         order the lock file gives.</p>{}<p>Then run the tests of the package you installed \
+         to see that it works.</p>",
+        listing("bash", "npm install [&lt;package-spec&gt; ...]"),
+        listing("js", "const x = require('x')"),
+    ));
+    let m = md(&html);
+    assert!(
+        m.contains("### Synopsis\n\n```bash\nnpm install [<package-spec> ...]\n```"),
+        "{m}"
+    );
+    assert!(
+        m.contains("depends on, in the order the lock file gives.\n\n```js\n"),
+        "{m}"
+    );
+    assert!(!m.contains("\nbash\n") && !m.contains("\njs\n"), "{m}");
+}
