@@ -570,6 +570,39 @@ fn links_and_commas(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
     commas
 }
 
+/// Whether paragraph `p` is a sentence built around its links: words of its own before
+/// the first link and after it, and a full stop at its end ("See <a>package-lock.json</a>
+/// and <a>npm shrinkwrap</a>."). A menu has no end stop, a byline none either. A paragraph
+/// of more than [`LINK_SENTENCE_SCAN`] nodes is not looked at.
+fn linked_sentence(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
+    let end = super::markdown::subtree_end(tree, p);
+    if end - p > LINK_SENTENCE_SCAN {
+        return false;
+    }
+    let (mut before, mut after, mut linked, mut last) = (false, false, false, ' ');
+    for i in p + 1..end {
+        let Some(t) = tree.text_of(i) else {
+            continue;
+        };
+        if let Some(c) = t.trim_end().chars().last() {
+            last = c;
+        }
+        if in_link[i as usize] {
+            linked = true;
+            continue;
+        }
+        let word = t
+            .split_whitespace()
+            .any(|w| w.chars().any(char::is_alphabetic));
+        if linked {
+            after |= word;
+        } else {
+            before |= word;
+        }
+    }
+    before && after && last == '.'
+}
+
 /// Most nodes of a paragraph read as a list of links written as a sentence.
 const LINK_SENTENCE_SCAN: u32 = 400;
 
@@ -1028,6 +1061,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !(!article_page
                 && tree.tag(i as u32) == Some(Tag::P)
                 && opens_with_words(tree, i as u32))
+            // Nor one whose links its own words join into a sentence ("See <a>a</a> and
+            // <a>b</a>.": a cross-reference of one word before its links).
+            && !(!article_page
+                && tree.tag(i as u32) == Some(Tag::P)
+                && linked_sentence(tree, i as u32, &in_link))
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64

@@ -2187,3 +2187,53 @@ fn a_code_blocks_language_label_is_not_a_paragraph() {
     );
     assert!(!m.contains("\nbash\n") && !m.contains("\njs\n"), "{m}");
 }
+
+/// A Docusaurus docs page: navbar, sidebar, `article` holding breadcrumbs and
+/// `div.theme-doc-markdown` around `body`, pagination and the page's table of contents.
+fn docusaurus(body: &str) -> String {
+    format!(
+        "<html><head><title>npm-install | My Site</title></head><body><div id='__docusaurus'>\
+         <nav class='navbar navbar--fixed-top'><div class='navbar__inner'><a class='navbar__brand' \
+         href='/'><b class='navbar__title'>My Site</b></a><a class='navbar__item' \
+         href='/docs/intro'>Tutorial</a><a class='navbar__item' href='/blog'>Blog</a></div></nav>\
+         <div class='main-wrapper'><div class='docsWrapper'><div class='docRoot'>\
+         <aside class='theme-doc-sidebar-container'><nav class='menu'><ul class='menu__list'>\
+         <li class='menu__list-item'><a class='menu__link' href='/docs/npm/commands/npm-access'>\
+         npm-access</a></li><li class='menu__list-item'><a class='menu__link' \
+         href='/docs/npm/commands/npm-install'>npm-install</a></li></ul></nav></aside>\
+         <main class='docMainContainer'><div class='container'><div class='row'><div class='col'>\
+         <div class='docItemContainer'><article><nav class='theme-doc-breadcrumbs'><ul \
+         class='breadcrumbs'><li class='breadcrumbs__item'><a href='/'>Home</a></li></ul></nav>\
+         <div class='theme-doc-markdown markdown'><header><h1>npm-install</h1></header>{body}</div>\
+         </article><nav class='pagination-nav'><a class='pagination-nav__link' \
+         href='/docs/npm/commands/npm-init'>Previous npm-init</a></nav></div></div>\
+         <div class='col col--3'><div class='theme-doc-toc-desktop'><ul class='table-of-contents'>\
+         <li><a href='#synopsis' class='table-of-contents__link'>Synopsis</a></li></ul></div>\
+         </div></div></div></main></div></div></div><footer class='footer'>Copyright © 2026 My \
+         Project, Inc.</footer></div></body></html>"
+    )
+}
+
+#[test]
+fn a_sentence_of_one_word_and_two_links_is_kept() {
+    // "See <a>…</a> and <a>…</a>." is mostly link text, and opens with one word only: it
+    // went as a menu. Its own words join the links and a full stop ends it.
+    let see = "<p>See <a href='/docs/npm/configuring-npm/package-lock-json'>package-lock.json</a> \
+               and <a href='/docs/npm/commands/npm-shrinkwrap'><code>npm shrinkwrap</code></a>.</p>";
+    let body = format!(
+        "<h3 class='anchor' id='description'>Description<a href='#description' \
+         class='hash-link' aria-label='Direct link to Description'>\u{200b}</a></h3>\
+         <p>This command installs a package and any packages that it depends on, in the \
+         order of precedence below.</p><ul><li><code>npm-shrinkwrap.json</code></li>\
+         <li><code>package-lock.json</code></li></ul>{see}{}",
+        para("The lock file decides which versions are installed.", 8)
+    );
+    let m = md(&docusaurus(&body));
+    assert!(m.contains("See [package-lock.json]("), "{m}");
+    assert!(m.contains(" and [`npm shrinkwrap`]("), "{m}");
+    // A line of links with no end stop is still a menu.
+    let menu = "<p>Follow <a href='/a'>the changelog feed</a> or <a href='/b'>the release \
+                announcements list</a></p>";
+    let m = md(&docusaurus(&format!("{body}{menu}")));
+    assert!(!m.contains("changelog feed"), "{m}");
+}
