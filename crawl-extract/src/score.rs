@@ -603,6 +603,28 @@ fn linked_sentence(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
     before && after && last == '.'
 }
 
+/// Whether paragraph `p` is one link that shows its own address (markdown's autolink,
+/// `<https://www.npmjs.com/>`): the address is what the paragraph says, not a menu entry,
+/// which names its page.
+fn bare_address(tree: &Tree, p: u32) -> bool {
+    let Some(a) = tree
+        .sole_element(p)
+        .filter(|&a| tree.tag(a) == Some(Tag::A))
+    else {
+        return false;
+    };
+    let Some(href) = tree.attrs(a).and_then(|x| x.href.as_deref()) else {
+        return false;
+    };
+    let mut text = tree.children(a).map(|c| tree.text_of(c));
+    let Some(Some(t)) = text.next().filter(|_| text.next().is_none()) else {
+        return false;
+    };
+    let t = t.trim();
+    (t.starts_with("https://") || t.starts_with("http://"))
+        && t.trim_end_matches('/') == href.trim().trim_end_matches('/')
+}
+
 /// Most nodes of a paragraph read as a list of links written as a sentence.
 const LINK_SENTENCE_SCAN: u32 = 400;
 
@@ -1066,6 +1088,10 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !(!article_page
                 && tree.tag(i as u32) == Some(Tag::P)
                 && linked_sentence(tree, i as u32, &in_link))
+            // Nor one that is a bare address (an autolink on a line of its own).
+            && !(!article_page
+                && tree.tag(i as u32) == Some(Tag::P)
+                && bare_address(tree, i as u32))
             && link[i] as f64 / text[i] as f64 > 0.8
             && text[i] - link[i] < 40
             && (text[i] as f64) < 0.25 * text[0] as f64

@@ -2237,3 +2237,25 @@ fn a_sentence_of_one_word_and_two_links_is_kept() {
     let m = md(&docusaurus(&format!("{body}{menu}")));
     assert!(!m.contains("changelog feed"), "{m}");
 }
+
+#[test]
+fn an_address_on_a_line_of_its_own_is_kept() {
+    // Markdown's autolink (`<https://www.npmjs.com/>`) as the whole answer under its
+    // heading: one link, all link text, it went as a menu.
+    let body = format!(
+        "<h3 class='anchor' id='where'>Where can I find my published packages?<a \
+         href='#where' class='hash-link'>\u{200b}</a></h3><p><a href='https://www.npmjs.com/' \
+         target='_blank' rel='noopener noreferrer'>https://www.npmjs.com/</a></p>\
+         <h3 class='anchor' id='see-also'>See also</h3><ul><li><a \
+         href='/docs/npm/commands/npm-config'>npm config</a></li></ul>{}",
+        para("The registry holds the packages that npm installs.", 8)
+    );
+    let m = md(&docusaurus(&body));
+    assert!(
+        m.contains("published packages?\n\n[https://www.npmjs.com/](https://www.npmjs.com/)\n"),
+        "{m}"
+    );
+    // A paragraph of one link that names its page is still a menu entry.
+    let body = body.replace(">https://www.npmjs.com/<", ">Browse the npm website<");
+    assert!(!md(&docusaurus(&body)).contains("Browse the npm"));
+}
