@@ -20,6 +20,7 @@ impl Tree {
             controls: Vec::new(),
             panels: Vec::new(),
             labels: Vec::new(),
+            picture_src: None,
         };
         b.tree.nodes.push(Node {
             kind: Kind::Element {
@@ -275,6 +276,53 @@ struct Builder {
     /// Disclosure buttons and the ids they control, stored hidden with their subtree:
     /// [`reveal`] shows the ones whose panel it opens.
     labels: Vec<(u32, Box<str>)>,
+    /// The image a `<picture>`'s last `<source srcset>` offers, for its `<img>` when that
+    /// names none of its own.
+    picture_src: Option<Box<str>>,
+}
+
+/// The URL of a `srcset`'s largest candidate (by its `w` or `x` descriptor; the first of
+/// equals), or `None` for one that names no URL. Parsed as HTML does: a URL runs to the
+/// next space (it may hold commas: `w_400,h_300`), its descriptors to the next comma.
+fn largest_candidate(srcset: &str) -> Option<&str> {
+    let mut best: Option<(&str, f64)> = None;
+    let mut rest = srcset;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ',');
+        if rest.is_empty() {
+            break;
+        }
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        let (raw, after) = rest.split_at(end);
+        let url = raw.trim_end_matches(',');
+        let mut size = 1.0;
+        if url.len() == raw.len() {
+            // Descriptors up to the comma that ends the candidate.
+            let stop = after.find(',').unwrap_or(after.len());
+            for d in after[..stop].split_ascii_whitespace() {
+                if let Some(n) = d
+                    .strip_suffix(['w', 'x'])
+                    .and_then(|n| n.parse::<f64>().ok())
+                {
+                    size = n;
+                }
+            }
+            rest = &after[stop..];
+        } else {
+            rest = after;
+        }
+        // A placeholder (an inline image, `#`) is no candidate.
+        if !url.is_empty()
+            && !url.starts_with("data:")
+            && !url.starts_with('#')
+            && best.is_none_or(|(_, b)| size > b)
+        {
+            best = Some((url, size));
+        }
+    }
+    best.map(|(u, _)| u)
 }
 
 fn collapse(s: &str) -> String {
@@ -516,6 +564,7 @@ impl<'a> Sink<'a> for Builder {
         // A declarative shadow root (`<template shadowrootmode=open>`, server-rendered web
         // components): the browser renders what it holds in place of the host's children.
         let mut shadow_root = false;
+        let mut srcset: Option<&str> = None;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -542,6 +591,10 @@ impl<'a> Sink<'a> for Builder {
                     a.src = Some(v);
                     any = true;
                 }
+            } else if (n.eq_ignore_ascii_case("srcset") || n.eq_ignore_ascii_case("data-srcset"))
+                && matches!(tag, Tag::Img | Tag::Source)
+            {
+                srcset = srcset.or(Some(at.value));
             } else if n.eq_ignore_ascii_case("colspan") || n.eq_ignore_ascii_case("rowspan") {
                 // Spans beyond these are a layout's, or a typo; 0 ("to the end") and junk
                 // count as one.
@@ -606,6 +659,33 @@ impl<'a> Sink<'a> for Builder {
                 }
             } else if n.eq_ignore_ascii_case("type") && tag == Tag::Input {
             }
+        }
+        // An image named only by a `srcset` (its own, or its `<picture>`'s `<source>`), or
+        // whose `src` is an inline placeholder: the largest candidate.
+        match tag {
+            Tag::Picture => self.picture_src = None,
+            Tag::Source => {
+                if let Some(u) = srcset.and_then(largest_candidate) {
+                    self.picture_src = Some(self.decode(u).into_boxed_str());
+                }
+            }
+            Tag::Img => {
+                let own = srcset.and_then(largest_candidate);
+                let picture = self.picture_src.take();
+                if a.src
+                    .as_deref()
+                    .is_none_or(|s| s.trim_start().starts_with("data:"))
+                {
+                    if let Some(u) = own {
+                        a.src = Some(self.decode(u).into_boxed_str());
+                        any = true;
+                    } else if picture.is_some() {
+                        a.src = picture;
+                        any = true;
+                    }
+                }
+            }
+            _ => {}
         }
         // A disclosure's toggle (`aria-expanded` beside `aria-controls`: accordions, "show
         // more", FAQ questions) names the panel it opens; tabs (`aria-selected`) do not count.

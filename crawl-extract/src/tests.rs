@@ -2117,3 +2117,31 @@ fn a_declarative_shadow_root_is_rendered_content() {
         "the shadow root comes before the host's children: {m}"
     );
 }
+
+#[test]
+fn an_image_named_only_by_a_srcset_keeps_its_largest_candidate() {
+    let html = "<main><h1>Gallery</h1><p>Photos of the new library building and its reading rooms.</p>\
+        <img srcset='/s.jpg 480w, /m.jpg 800w, /l.jpg 1200w' alt='Reading room'>\
+        <img src='data:image/gif;base64,R0lGODlhAQABAAAAACw=' srcset='/c/w_400,h_300/a.jpg 1x, /c/w_800,h_600/a.jpg 2x' alt='Front'>\
+        <picture><source srcset='/p.avif 1x, /p@2x.avif 2x' type='image/avif'><img alt='Atrium' loading='lazy'></picture>\
+        <picture><source srcset='#, # 2x'><img alt='Placeholder only'></picture>\
+        <picture><source srcset='/q.webp'><img src='/own.jpg' alt='Stairs'></picture>\
+        <img alt='No address at all'></main>";
+    let o = ExtractOptions {
+        images: true,
+        ..ExtractOptions::default()
+    };
+    let m = extract(html, &url(), &o).markdown;
+    for want in [
+        "![Reading room](https://example.com/l.jpg)",
+        "![Front](https://example.com/c/w_800,h_600/a.jpg)",
+        "![Atrium](https://example.com/p@2x.avif)",
+        "![Stairs](https://example.com/own.jpg)",
+    ] {
+        assert!(m.contains(want), "{want:?} missing: {m}");
+    }
+    assert!(
+        !m.contains("No address") && !m.contains("Placeholder"),
+        "{m}"
+    );
+}
