@@ -275,6 +275,9 @@ pub(crate) struct Md<'t> {
     /// Where the prefix of the list item opened last starts, and where it ends.
     item_at: usize,
     item_end: usize,
+    /// How much of the prefix the pending blank line carries, when a quote opened after
+    /// it was owed: the line is the outer block's, or two quotes in a row read as one.
+    gap_prefix: usize,
     at_line_start: bool,
     pre: usize,
     /// Open lists: (ordered, items so far, the list's node, whether a block other than
@@ -394,6 +397,26 @@ fn is_code_label(tree: &Tree, n: u32) -> bool {
     )
 }
 
+/// Whether `n` is an admonition, a note, tip or warning set apart from the text, by the
+/// class documentation generators give it: `admonition` (Sphinx, MkDocs, Material),
+/// `theme-admonition` (Docusaurus), `markdown-alert` (GitHub), `custom-block` (VitePress),
+/// `callout`. Only the box itself: its title and body carry longer classes.
+fn is_admonition(tree: &Tree, n: u32) -> bool {
+    tree.attrs(n).is_some_and(|a| {
+        a.class.split_ascii_whitespace().any(|t| {
+            [
+                "admonition",
+                "theme-admonition",
+                "markdown-alert",
+                "custom-block",
+                "callout",
+            ]
+            .iter()
+            .any(|c| t.eq_ignore_ascii_case(c))
+        })
+    })
+}
+
 impl<'t> Md<'t> {
     pub(crate) fn new(
         tree: &'t Tree,
@@ -416,6 +439,7 @@ impl<'t> Md<'t> {
             pending_marker: None,
             item_at: 0,
             item_end: 0,
+            gap_prefix: usize::MAX,
             at_line_start: true,
             pre: 0,
             lists: Vec::new(),
@@ -552,6 +576,14 @@ impl<'t> Md<'t> {
     }
 
     /// Writes owed line breaks, prefix and list marker before content.
+    /// Starts a quote's lines; the blank line owed before it stays outside it.
+    fn open_quote(&mut self) {
+        if self.pending_nl > 0 {
+            self.gap_prefix = self.gap_prefix.min(self.prefix.len());
+        }
+        self.prefix.push_str("> ");
+    }
+
     fn flush(&mut self) {
         if self.pending_nl > 0 {
             if self.pre == 0 {
@@ -562,10 +594,11 @@ impl<'t> Md<'t> {
             if !self.out.is_empty() {
                 // A blank line before a new item is the list's: none of what the item
                 // opens (a quote's `>`) is on it.
-                let blank = match &self.pending_marker {
-                    Some(m) => &self.prefix[..self.marker_at(m).0],
-                    None => &self.prefix[..],
+                let cut = match &self.pending_marker {
+                    Some(m) => self.marker_at(m).0,
+                    None => self.prefix.len(),
                 };
+                let blank = &self.prefix[..cut.min(self.gap_prefix)];
                 for i in 0..self.pending_nl {
                     self.out.push('\n');
                     if i + 1 < self.pending_nl {
@@ -579,6 +612,7 @@ impl<'t> Md<'t> {
             self.at_line_start = true;
             self.pending_space = false;
         }
+        self.gap_prefix = usize::MAX;
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
                 let (start, end) = self.marker_at(&m);
@@ -911,8 +945,16 @@ impl<'t> Md<'t> {
             Tag::Blockquote => {
                 self.block(2);
                 if !self.inline_only {
-                    self.prefix.push_str("> ");
+                    self.open_quote();
                 }
+            }
+            // A note, tip or warning set apart (an admonition): a quote, so where it ends
+            // stays visible.
+            Tag::Div | Tag::Aside
+                if !self.inline_only && self.pre == 0 && is_admonition(self.tree, n) =>
+            {
+                self.block(2);
+                self.open_quote();
             }
             // A `<pre>` inside a `<pre>` (gi-docgen's declarations: `<pre><code><div
             // class="highlight"><pre>`) is more of the same code block.

@@ -2145,3 +2145,53 @@ fn an_image_named_only_by_a_srcset_keeps_its_largest_candidate() {
         "{m}"
     );
 }
+
+#[test]
+fn two_quotes_in_a_row_stay_two_and_the_line_before_a_quote_is_outside_it() {
+    let html = "<main><h1>Quotes</h1><p>What two readers wrote about the new opening hours.</p>\
+        <blockquote><p>First reader's words on the hours.</p></blockquote>\
+        <blockquote><p>Second reader's words on the hours.</p>\
+        <blockquote><p>A reply quoted inside it.</p></blockquote></blockquote>\
+        <p>The library thanks both readers.</p></main>";
+    let m = md(html);
+    assert!(
+        m.contains(
+            "opening hours.\n\n> First reader's words on the hours.\n\n\
+             > Second reader's words on the hours.\n>\n> > A reply quoted inside it.\n\n\
+             The library thanks"
+        ),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_note_set_apart_by_a_documentation_generator_is_a_quote() {
+    // Sphinx/MkDocs, VitePress, Docusaurus and GitHub write notes, tips and warnings as
+    // classed boxes; their extent is lost as plain paragraphs.
+    let boxes = [
+        "<div class='admonition note'><p class='admonition-title'>Note</p><p>Body one.</p></div>",
+        "<div class='custom-block warning'><p class='custom-block-title'>WARNING</p><p>Body two.</p></div>",
+        "<div class='theme-admonition theme-admonition-tip alert'><div class='admonitionHeading_x'>tip</div>\
+         <div class='admonitionContent_y'><p>Body three.</p></div></div>",
+        "<div class='markdown-alert markdown-alert-important'><p class='markdown-alert-title'>Important</p>\
+         <p>Body four.</p></div>",
+    ];
+    let html = format!(
+        "<main><h1>Install</h1><p>How to install the client on a new machine, step by step.</p>{}\
+         <p>Then run the client once to finish the setup.</p></main>",
+        boxes.concat()
+    );
+    let m = md(&html);
+    for (title, body) in [
+        ("Note", "Body one."),
+        ("WARNING", "Body two."),
+        ("tip", "Body three."),
+        ("Important", "Body four."),
+    ] {
+        assert!(
+            m.contains(&format!("> {title}\n>\n> {body}")),
+            "{title}: {m}"
+        );
+    }
+    assert!(m.contains("\n\nThen run the client"), "{m}");
+}
