@@ -1049,6 +1049,12 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !protected[i]
             && !in_prose_list[i]
             && !(is_list && in_kept_list[p])
+            // Nor the paragraph an item of such a list is written in (Sphinx's and
+            // Python-Markdown's loose lists: `<li><p><a>Templating</a></p></li>`): the
+            // item's text, which the list was weighed with.
+            && !(tree.tag(i as u32) == Some(Tag::P)
+                && tree.tag(p as u32) == Some(Tag::Li)
+                && in_kept_list[p])
             && !in_data_table[i]
             && !in_code[i]
             && !in_heading[i]

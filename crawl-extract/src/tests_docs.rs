@@ -2155,6 +2155,22 @@ fn vitepress(body: &str) -> String {
     )
 }
 
+/// A page of Sphinx's Furo theme: the site's sidebar, then `article[role=main]` holding
+/// `body`, then the page's table of contents.
+fn furo(body: &str) -> String {
+    format!(
+        "<html><body><div class='page'><aside class='sidebar-drawer'><div class='sidebar-tree'>\
+         <ul><li class='toctree-l1'><a href='../index.html'>Installing Sphinx</a></li>\
+         <li class='toctree-l1 current'><a href='#'>Getting started</a></li></ul></div></aside>\
+         <div class='main'><div class='content'><div class='article-container'>\
+         <article role='main' id='furo-main-content'>{body}</article>\
+         <footer><div class='related-pages'><a class='next-page' href='next.html'>Next</a>\
+         </div></footer></div><aside class='toc-drawer'><div class='toc-tree'><ul>\
+         <li><a href='#a'>Section a</a></li></ul></div></aside></div></div></div>\
+         </body></html>"
+    )
+}
+
 #[test]
 fn a_code_blocks_language_label_is_not_a_paragraph() {
     // VitePress writes the language over each listing as `span.lang` beside the `<pre>`;
@@ -2258,4 +2274,32 @@ fn an_address_on_a_line_of_its_own_is_kept() {
     // A paragraph of one link that names its page is still a menu entry.
     let body = body.replace(">https://www.npmjs.com/<", ">Browse the npm website<");
     assert!(!md(&docusaurus(&body)).contains("Browse the npm"));
+}
+
+#[test]
+fn items_of_a_loose_list_that_are_one_link_are_kept() {
+    // Sphinx writes every item of a list in a paragraph, `<li><p><a>…</a></p></li>`
+    // (Python-Markdown too, for a list with blank lines between its items): an item
+    // that is one link is part of the list, not a menu of its own.
+    let html = furo(&format!(
+        "<section id='getting-started'><h1>Getting started</h1>{}\
+         <section id='more-topics'><h2>More topics to be covered</h2><ul class='simple'>\
+         <li><p><a class='reference internal' href='extensions/index.html'>\
+         <span class='doc'>Other extensions</span></a>:</p></li>\
+         <li><p>Static files</p></li>\
+         <li><p><a class='reference internal' href='theming.html'>\
+         <span class='doc'>Selecting a theme</span></a></p></li>\
+         <li><p>Using extensions</p></li>\
+         <li><p><a class='reference internal' href='../extdev/index.html#dev-extensions'>\
+         <span class='std std-ref'>Writing extensions</span></a></p></li>\
+         </ul></section></section>",
+        para(
+            "Sphinx is a documentation generator that translates plain text files.",
+            6
+        )
+    ));
+    let m = md(&html);
+    assert!(m.contains("- Static files"), "{m}");
+    assert!(m.contains("- [Selecting a theme]("), "{m}");
+    assert!(m.contains("- [Writing extensions]("), "{m}");
 }
