@@ -1,7 +1,7 @@
 //! Tree construction from tokens: implicit closes, depth cap, dropped and hidden
 //! subtrees, and the page facts gathered on the way.
 
-use super::hidden::{style_collapses, style_hides, style_toggles};
+use super::hidden::{print_only, style_collapses, style_hides, style_toggles};
 use super::tokenize::{decode_into, tokenize, RawAttr, Sink};
 use super::tree::{Attrs, Kind, Node, Tag, Tree, MAX_DEPTH, NONE};
 use super::ExtractOptions;
@@ -693,6 +693,12 @@ impl<'a> Sink<'a> for Builder {
             for id in c.split_ascii_whitespace() {
                 self.controls.push(id.into());
             }
+        }
+        // Shown only on paper (sphinx-book-theme's `div.onlyprint`, a second copy of the
+        // page's `<h1>`): on no screen, so not the page's text.
+        if print_only(&a.class) {
+            hidden = true;
+            for_good = true;
         }
         // React's streamed server rendering sends each late part of the page as a
         // `<div hidden id="S:n">` that its script moves into place at once: content.

@@ -6,7 +6,8 @@
 //! `sr-only` or `visually-hidden` are deliberately not treated as hidden: their text is
 //! written for screen-reader users (link purposes, icon labels) and is part of the page
 //! they read; and any class can hide text through a stylesheet, so a class list would give
-//! no real protection.
+//! no real protection. The one exception is a class that shows its element only on paper
+//! ([`print_only`]): no screen shows that text, and no screen reader reads it.
 
 /// `true` when the declarations in `style` make the element's content invisible:
 /// `display:none`, `visibility:hidden|collapse`, `opacity` near 0 (unless animated),
@@ -180,9 +181,48 @@ fn number(v: &str) -> Option<(f64, &str)> {
     Some((n, unit))
 }
 
+/// `true` when the class list `class` shows its element only when the page is printed:
+/// a print-only token (`onlyprint`, sphinx-book-theme's copy of the title and table of
+/// contents; `print-only`, `u-only-print`), Bootstrap 3's `visible-print*`, Foundation's
+/// `show-for-print`, or Bootstrap 4's `d-none` beside a `d-print-*` with no breakpoint
+/// that shows it on a screen (`d-md-block`).
+pub(crate) fn print_only(class: &str) -> bool {
+    if !class
+        .as_bytes()
+        .windows(5)
+        .any(|w| w.eq_ignore_ascii_case(b"print"))
+    {
+        return false;
+    }
+    let (mut none, mut print, mut shown) = (false, false, false);
+    for tok in class.split_ascii_whitespace() {
+        let t = tok.to_ascii_lowercase();
+        let t = t.replace('_', "-");
+        if ["onlyprint", "printonly", "only-print", "print-only"]
+            .iter()
+            .any(|e| t == *e || t.ends_with(&format!("-{e}")))
+            || t.starts_with("visible-print")
+            || t == "show-for-print"
+        {
+            return true;
+        }
+        if t == "d-none" {
+            none = true;
+        } else if let Some(rest) = t.strip_prefix("d-") {
+            let (bp, display) = rest.split_once('-').unwrap_or(("", rest));
+            if bp == "print" {
+                print |= display != "none";
+            } else if matches!(bp, "sm" | "md" | "lg" | "xl" | "xxl") && display != "none" {
+                shown = true;
+            }
+        }
+    }
+    none && print && !shown
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{style_collapses, style_hides};
+    use super::{print_only, style_collapses, style_hides};
 
     #[test]
     fn collapsing_styles() {
@@ -201,6 +241,32 @@ mod tests {
             "clip-path: inset(50%)",
         ] {
             assert!(style_hides(s) && !style_collapses(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn print_only_classes() {
+        for c in [
+            "onlyprint",
+            "u-only-print rs_skip",
+            "print-only",
+            "printonly",
+            "visible-print-block header-print page-header",
+            "show-for-print",
+            "container d-none d-print-block",
+        ] {
+            assert!(print_only(c), "{c}");
+        }
+        for c in [
+            "d-print-none",
+            "noprint",
+            "post-view__authors d-lg-none d-print-block",
+            "d-none d-md-block d-print-block",
+            "print-button",
+            "hidden-print",
+            "",
+        ] {
+            assert!(!print_only(c), "{c}");
         }
     }
 

@@ -2303,3 +2303,37 @@ fn items_of_a_loose_list_that_are_one_link_are_kept() {
     assert!(m.contains("- [Selecting a theme]("), "{m}");
     assert!(m.contains("- [Writing extensions]("), "{m}");
 }
+
+#[test]
+fn a_title_shown_only_in_print_is_not_a_second_title() {
+    // sphinx-book-theme writes a copy of the page's `<h1>` in `div.onlyprint` (its
+    // stylesheet shows it on paper only) before the article: with two titles on the page,
+    // the one in the article went, and with it all but the note the descent chose.
+    let html = format!(
+        "<html><body><nav class='bd-links'><ul><li><a href='../index.html'>Usage</a></li>\
+         </ul></nav><main id='main-content' class='bd-main' role='main'>\
+         <div class='bd-content'><div class='bd-article-container'>\
+         <div id='jb-print-docs-body' class='onlyprint'><h1>Sphinx Web Support</h1>\
+         <div id='print-main-content'><div id='jb-print-toc'></div></div></div>\
+         <article class='bd-article'><section id='sphinx-web-support'>\
+         <h1>Sphinx Web Support<a class='headerlink' href='#sphinx-web-support'>#</a></h1>\
+         <div class='versionadded'><p><span class='versionmodified added'>Added in version \
+         1.1.</span></p></div>\
+         <p>Sphinx provides a Python API to integrate its documentation into your web \
+         application.</p><div class='admonition note'><p class='admonition-title'>Note</p>{}\
+         </div><div class='toctree-wrapper compound'><ul>\
+         <li class='toctree-l1'><a class='reference internal' href='quickstart.html'>Web \
+         Support Quick Start</a></li>\
+         <li class='toctree-l1'><a class='reference internal' href='api.html'>The WebSupport \
+         class</a></li></ul></div></section></article></div></div></main></body></html>",
+        para(
+            "Web Support originated from the Pocoo community, the creators of Sphinx.",
+            4
+        )
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# Sphinx Web Support\n"), "{m}");
+    assert_eq!(m.matches("Sphinx Web Support").count(), 1, "{m}");
+    assert!(m.contains("Added in version 1.1."), "{m}");
+    assert!(m.contains("Sphinx provides a Python API"), "{m}");
+}
