@@ -1002,6 +1002,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     let mut in_heading = vec![false; len];
     // Inside a list under its own heading, kept however link-dense (R51 through wrappers).
     let mut in_section_list = vec![false; len];
+    // Inside a "See also" admonition (Sphinx's `div.admonition.seealso`, in every theme):
+    // the text's own cross-references under their title, however link-dense ("See also"
+    // over one link, `<p><a>Example Google Style Python Docstrings</a></p>`). Not any
+    // admonition: a site's recommendation boxes hold rows of download buttons.
+    let mut in_see_also = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
@@ -1024,6 +1029,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         in_code[i] = in_code[p] || tree.is_code_lines(i as u32);
+        in_see_also[i] = in_see_also[p]
+            || tree.attrs(i as u32).is_some_and(|a| {
+                let mut toks = a.class.split_ascii_whitespace();
+                toks.clone().any(|t| t == "admonition") && toks.any(|t| t == "seealso")
+            });
         // An item links to what it lists; repeated blocks of a text are not items, nor
         // are paragraphs (a row of download buttons is not a listing).
         protected[i] = protected[p]
@@ -1057,6 +1067,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
                 && in_kept_list[p])
             && !in_data_table[i]
             && !in_code[i]
+            && !in_see_also[i]
             && !in_heading[i]
             // Nor what only wraps a heading: its title, however link-dense (DocBook's
             // `div.titlepage > div > div > h3 > a.link`, a section's title linking to

@@ -2337,3 +2337,36 @@ fn a_title_shown_only_in_print_is_not_a_second_title() {
     assert!(m.contains("Added in version 1.1."), "{m}");
     assert!(m.contains("Sphinx provides a Python API"), "{m}");
 }
+
+#[test]
+fn a_see_also_of_one_link_is_kept() {
+    // Sphinx's `.. seealso::` over one cross-reference: the title and a paragraph that is
+    // one link, link-dense as a whole, went (Sphinx's napoleon examples, Python's logging
+    // and venv pages).
+    let html = furo(&format!(
+        "<section id='example-numpy'><h1>Example NumPy Style Python Docstrings</h1>\
+         <div class='admonition seealso'><p class='admonition-title'>See also</p>\
+         <p><a class='reference internal' href='example_google.html#example-google'>\
+         <span class='std std-ref'>Example Google Style Python Docstrings</span></a></p>\
+         </div>{}<section id='api'><h2>API</h2>{}\
+         <div class='admonition seealso'><p class='admonition-title'>See also</p>\
+         <p><a class='reference internal' href='event_callbacks.html#event-env-purge-doc'>\
+         <code class='xref std std-event docutils literal notranslate'>env-purge-doc</code>\
+         </a></p></div></section></section>",
+        para(
+            "This module demonstrates documentation as specified by the NumPy guide.",
+            4
+        ),
+        para(
+            "This method is called on the removal of the document from the environment.",
+            4
+        )
+    ));
+    let m = md(&html);
+    assert!(
+        m.contains("[Example Google Style Python Docstrings]("),
+        "{m}"
+    );
+    assert!(m.contains("[`env-purge-doc`]("), "{m}");
+    assert_eq!(m.matches("See also").count(), 2, "{m}");
+}
