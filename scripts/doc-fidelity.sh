@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on thirty-three real documentation sites (twenty-seven generators), from Debian's
-# packages: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on thirty-seven real documentation sites (twenty-seven generators), from Debian's
+# packages and, for four, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -14,6 +14,9 @@
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
 #         five for session 17's: QDoc, SQLite's own pages, Go's, Haddock and odoc)
 #         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
+#         (session 19's four sites, Sphinx's Furo and sphinx-book-theme and two MkDocs Material
+#         sites, are built once into WORK_DIR/doc-sites with python3's venv and pip, and npm for
+#         `npm pack`: PyPI and the npm registry must be reachable then)
 # usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -305,3 +308,64 @@ score r-manuals "$work/rman" "//body" "$work/rman-score"
 score rd "$work/rd" "//div[@class='container']" "$work/rd-score"
 score kernel "$work/kernel" "//div[@role='main']" "$work/kernel-score"
 score pandoc "$work/pandoc" "//body" "$work/pandoc-score"
+
+# Session 19's four: Sphinx's own documentation (the sphinx 9.0.4 sdist's doc/) built with
+# Furo and with sphinx-book-theme, and two MkDocs Material sites: npm's CLI docs (the
+# npm 11.19.1 package's docs/content, 91 pages, front matter titles) with the extensions a
+# Material site has (admonition, superfences, tabbed, details, tables, toc permalinks), and
+# pymdown-extensions' own docs (13.1.2 sdist) with its own Material configuration
+# (zensical.yml, less the lucide icons and the code-collapse module the sdist lacks). Built
+# once into WORK_DIR/doc-sites from PyPI and the npm registry; Sphinx's redirect stubs are
+# left out, and under Furo its contents.html (the doc's own template, no article).
+sites=$work/doc-sites
+if [ ! -f "$sites/built" ]; then
+    rm -rf "$sites"; mkdir -p "$sites/src"
+    python3 -m venv "$sites/venv"
+    "$sites/venv/bin/pip" install -q sphinx==9.0.4 furo==2025.12.19 sphinx-book-theme==1.4.0 \
+        mkdocs==1.6.1 mkdocs-material==9.8.2 pymdown-extensions==13.1.2
+    (cd "$sites/src" &&
+        "$sites/venv/bin/pip" download -q --no-binary :all: --no-deps sphinx==9.0.4 pymdown-extensions==13.1.2 &&
+        tar xzf sphinx-9.0.4.tar.gz && tar xzf pymdown_extensions-13.1.2.tar.gz &&
+        npm pack -q npm@11.19.1 > /dev/null && mkdir npm && tar xzf npm-11.19.1.tgz -C npm)
+    for t in furo sphinx_book_theme; do
+        "$sites/venv/bin/sphinx-build" -q -b html -D html_theme=$t -D intersphinx_timeout=1 \
+            "$sites/src/sphinx-9.0.4/doc" "$sites/$t" > "$sites/$t.log" 2>&1
+    done
+    mkdir -p "$sites/src/npm-site"
+    cat > "$sites/src/npm-site/mkdocs.yml" <<'YML'
+site_name: npm Docs
+docs_dir: ../npm/package/docs/content
+theme:
+  name: material
+  features: [navigation.tabs, navigation.sections, content.code.copy]
+markdown_extensions:
+  - admonition
+  - attr_list
+  - def_list
+  - tables
+  - toc:
+      permalink: true
+  - pymdownx.highlight
+  - pymdownx.superfences
+  - pymdownx.details
+  - pymdownx.tabbed:
+      alternate_style: true
+YML
+    (cd "$sites/src/npm-site" && NO_MKDOCS_2_WARNING=1 "$sites/venv/bin/mkdocs" build -q -d "$sites/material-npm" > "$sites/material-npm.log" 2>&1)
+    (cd "$sites/src/pymdown_extensions-13.1.2" &&
+        sed -e '/tools.collapse_code/,/collapse_text/d' -e 's|lucide/sun|material/weather-sunny|' \
+            -e 's|lucide/moon|material/weather-night|' -e 's/check_paths: true/check_paths: false/' zensical.yml > mkdocs.yml &&
+        grep -rl '^icon: lucide' docs/src/markdown | xargs -r sed -i '/^icon: lucide/d' &&
+        PYTHONPATH=. NO_MKDOCS_2_WARNING=1 "$sites/venv/bin/mkdocs" build -q -d "$sites/material-pymdownx" > "$sites/material-pymdownx.log" 2>&1)
+    touch "$sites/built"
+fi
+for s in furo:sphinx-furo sphinx_book_theme:sphinx-book material-npm:material-npm material-pymdownx:material-pymdownx; do
+    flatten "$sites/${s%%:*}" "$work/${s#*:}"
+    { grep -l 'You should have been redirected' "$work/${s#*:}"/*.html || true; } | xargs -r rm -f
+done
+rm -f "$work/sphinx-furo/contents.html"
+
+score sphinx-furo "$work/sphinx-furo" "//article[@role='main']"
+score sphinx-book "$work/sphinx-book" "//article[contains(@class,'bd-article')]"
+score material-npm "$work/material-npm" "//article[contains(@class,'md-content__inner')]"
+score material-pymdownx "$work/material-pymdownx" "//article[contains(@class,'md-content__inner')]"
