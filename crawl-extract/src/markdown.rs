@@ -1562,8 +1562,25 @@ impl<'t> Md<'t> {
         {
             return true;
         }
+        // The caption names the table: a line of its own above it (GFM has no caption).
+        // One written for screen readers only describes the table the markdown shows.
+        let caption = tree
+            .children(table)
+            .find(|&c| tree.tag(c) == Some(Tag::Caption) && !self.skipped(c))
+            .filter(|&c| {
+                !["sr-only", "visually-hidden", "screen-reader-text"]
+                    .iter()
+                    .any(|k| tree.has_class(c, k))
+            })
+            .map(|c| self.cell(c))
+            .filter(|t| !t.is_empty());
         self.block(2);
         self.flush();
+        if let Some(c) = caption {
+            self.out.push_str(&c);
+            self.out.push_str("\n\n");
+            self.out.push_str(&self.prefix);
+        }
         let mut first = true;
         // Whether anything of the table was written yet.
         let mut written = false;

@@ -2195,3 +2195,22 @@ fn a_note_set_apart_by_a_documentation_generator_is_a_quote() {
     }
     assert!(m.contains("\n\nThen run the client"), "{m}");
 }
+
+#[test]
+fn a_tables_caption_names_it_above_the_table() {
+    let html = "<main><h1>Fees</h1><p>The fees for the academic year, as the board set them in June.</p>\
+        <table><caption>Tuition fees 2026/27</caption><thead><tr><th>Programme</th><th>Fee</th></tr>\
+        </thead><tbody><tr><td>BSc</td><td>£9,250</td></tr><tr><td>MSc</td><td>£5,000</td></tr></tbody>\
+        </table><table><caption><span class='caption-text'>Priority ranges</span>\
+        <a class='headerlink' href='#id3'>¶</a></caption><tr><th>Range</th><th>Use</th></tr>\
+        <tr><td>0-99</td><td>Fixed</td></tr></table>\
+        <table><caption class='visually-hidden'>A table comparing three plans</caption>\
+        <tr><th>Plan</th><th>Price</th></tr><tr><td>Basic</td><td>Free</td></tr></table></main>";
+    let m = md(html);
+    assert!(
+        m.contains("Tuition fees 2026/27\n\n| Programme | Fee |"),
+        "{m}"
+    );
+    assert!(m.contains("Priority ranges\n\n| Range | Use |"), "{m}");
+    assert!(!m.contains('¶') && !m.contains("comparing three"), "{m}");
+}
