@@ -1056,6 +1056,11 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             )
         ) && text[i] > 0
             && (prose_page || anchors[i] > 0 && link[i] / anchors[i] < 30)
+            // Link-dense and short: the counts first, before the exceptions below that
+            // read the element's subtree.
+            && link[i] as f64 / text[i] as f64 > 0.8
+            && text[i] - link[i] < 40
+            && (text[i] as f64) < 0.25 * text[0] as f64
             && !protected[i]
             && !in_prose_list[i]
             && !(is_list && in_kept_list[p])
@@ -1109,9 +1114,6 @@ pub(crate) fn select(tree: &Tree) -> Selection {
             && !(!article_page
                 && tree.tag(i as u32) == Some(Tag::P)
                 && bare_address(tree, i as u32))
-            && link[i] as f64 / text[i] as f64 > 0.8
-            && text[i] - link[i] < 40
-            && (text[i] as f64) < 0.25 * text[0] as f64
             && !in_described_row(tree, i as u32, &text, &link, &removed)
         {
             removed[i] = true;
