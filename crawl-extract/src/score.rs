@@ -1313,6 +1313,13 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         {
             break;
         }
+        // A section that opens with its own heading and holds, beside the chosen child,
+        // another section of prose under a heading of the same rank (a recipe's
+        // "Instructions" over its steps, then "Tips" in a block of their own): the
+        // sections belong together, so stay, or the title and the sections beside go.
+        if titled_sections(tree, cur, best, &removed, &kept_p, &lead) {
+            break;
+        }
         // On a page whose title is no heading (Doxygen's `div.title`), a child right after a
         // heading is that section's body ("Detailed Description" over `div.textblock`), not
         // the page: the summary tables and member sections beside it are the document too.
@@ -1790,6 +1797,41 @@ fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
         .filter(|&c| !removed[c as usize])
         .find_map(|c| tree.tag(c).and_then(Tag::heading_level))
         .is_some_and(|l| l < inner)
+}
+
+/// Prose (bytes in paragraphs) a section beside the chosen child needs for
+/// [`titled_sections`].
+const SECTION_PROSE_MIN: f64 = 100.0;
+
+/// Whether `cur` opens with its own heading (`<h2>`–`<h6>`) and, beside `best`, holds
+/// another block that opens with a heading of the same level and is prose rather than
+/// links: `cur` is a run of sections, not a wrapper around `best`.
+fn titled_sections(
+    tree: &Tree,
+    cur: u32,
+    best: u32,
+    removed: &[bool],
+    kept_p: &[f64],
+    lead: &Lead,
+) -> bool {
+    let Some(own) = first_element(tree, cur)
+        .and_then(|f| tree.tag(f))
+        .and_then(Tag::heading_level)
+        .filter(|&l| l > 1)
+    else {
+        return false;
+    };
+    tree.children(cur).any(|c| {
+        c != best
+            && !removed[c as usize]
+            && kept_p[c as usize] >= SECTION_PROSE_MIN
+            && f64::from(lead.link[c as usize])
+                <= LEAD_LINK_SHARE * f64::from(lead.text[c as usize])
+            && first_element(tree, c)
+                .and_then(|f| tree.tag(f))
+                .and_then(Tag::heading_level)
+                .is_some_and(|l| l == own)
+    })
 }
 
 /// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a

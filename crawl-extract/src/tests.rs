@@ -2214,3 +2214,37 @@ fn a_tables_caption_names_it_above_the_table() {
     assert!(m.contains("Priority ranges\n\n| Range | Use |"), "{m}");
     assert!(!m.contains('¶') && !m.contains("comparing three"), "{m}");
 }
+
+#[test]
+fn a_sections_title_and_the_sections_beside_its_body_stay() {
+    // A recipe: "Instructions" opens its block, a toolbar, the numbered steps (most of
+    // the text), then "Tips" under a heading of the same level in a block of its own. The
+    // steps outweigh the rest, but entering them dropped the section's title and the tips.
+    let steps: String = (1..=6)
+        .map(|i| {
+            format!(
+                "<li><p>Step {i}: stir the flour and the salt together in a large bowl, then \
+                 add the starter and the lukewarm water and mix until no dry spots remain.</p></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<main><section class='top'><h1>Everyday bread</h1><p>A forgiving loaf.</p></section>\
+         <section class='body'><article class='recipe'><h2>Instructions</h2>\
+         <div class='mode'>Keep the screen on</div><div class='steps'><ol>{steps}</ol></div>\
+         <div class='tips'><h2>Tips from our bakers</h2><ul><li><p>If your starter has been \
+         neglected, feed it twice before you bake, and let it double each time.</p></li>\
+         <li><p>A loaf pan of another size works too: watch the top, and bake until it \
+         sounds hollow.</p></li></ul></div></article></section></main>"
+    );
+    let m = md(&html);
+    assert!(m.contains("Step 6: stir"), "{m}");
+    assert!(m.contains("## Instructions"), "{m}");
+    assert!(m.contains("## Tips from our bakers"), "{m}");
+    assert!(m.contains("feed it twice"), "{m}");
+    // The same on a page that calls itself an article.
+    let m = md(&format!(
+        "<head><meta property='og:type' content='article'></head><body>{html}</body>"
+    ));
+    assert!(m.contains("## Tips from our bakers"), "{m}");
+}
