@@ -42,6 +42,9 @@ impl Tree {
         b.controls.sort_unstable();
         b.controls.dedup();
         reveal(&mut b.tree, &b.toggled, &b.panels, &b.controls, &b.labels);
+        if super::twins::hide_twins(&mut b.tree) {
+            prune_hidden(&mut b.tree);
+        }
         b.tree
     }
 }

@@ -12,6 +12,7 @@ mod tag;
 pub mod template;
 mod tokenize;
 mod tree;
+mod twins;
 
 pub use charset::decode_html;
 

@@ -240,3 +240,22 @@ proptest! {
         let _ = decode_html(&b, ct.as_deref());
     }
 }
+
+#[test]
+fn responsive_twins_nested_and_many() {
+    // Each responsive block's text is read once per responsive ancestor: the tree's depth
+    // cap bounds that, not the nesting of the input.
+    let text = "words of a block repeated for every screen size ".repeat(20_000);
+    let nested = format!(
+        "{}{text}{}",
+        "<div class='d-md-none'>".repeat(3000),
+        "</div>".repeat(3000)
+    );
+    let (a, b) = both(&nested);
+    assert!(a.markdown.contains("words of a block") && b.markdown.contains("words of a block"));
+    // A hundred thousand twins come out as one.
+    let many =
+        "<div class='hidden-xs'>The same notice, written again and again.</div>".repeat(100_000);
+    let (a, _) = both(&many);
+    assert_eq!(a.markdown.matches("The same notice").count(), 1);
+}

@@ -2248,3 +2248,40 @@ fn a_sections_title_and_the_sections_beside_its_body_stay() {
     ));
     assert!(m.contains("## Tips from our bakers"), "{m}");
 }
+
+#[test]
+fn a_block_written_twice_for_wide_and_narrow_screens_comes_out_once() {
+    // A shop writes the description once for wide screens and once for narrow ones, each
+    // hidden at the other's breakpoints by a class; a reader sees one.
+    let desc = "<p>A wheel-thrown mug in a white speckle finish with a clear glazed \
+                interior.</p><p>Handmade stoneware, about 350 ml.</p>";
+    let html = format!(
+        "<main><div class='product'><h1>White speckle mug</h1><p>$60.00</p>\
+         <div class='product-description hidden-down-md'>{desc}</div>\
+         <button>Add to cart</button>\
+         <div class='product-description hidden-up-md'>{desc}</div></div></main>"
+    );
+    let m = md(&html);
+    assert_eq!(m.matches("wheel-thrown mug").count(), 1, "{m}");
+    assert!(m.contains("Handmade stoneware"), "{m}");
+    // Bootstrap's and Tailwind's pairs alike.
+    for (wide, narrow) in [
+        ("d-none d-md-block", "d-md-none"),
+        ("hidden md:block", "md:hidden"),
+    ] {
+        let m = md(&format!(
+            "<main><h1>Mug</h1><div class='{wide}'>{desc}</div><div class='{narrow}'>{desc}</div></main>"
+        ));
+        assert_eq!(m.matches("wheel-thrown mug").count(), 1, "{wide}: {m}");
+    }
+    // The same text twice without breakpoint classes is the page's own (a refrain, a
+    // repeated notice), and so is a twin nested in the block it repeats.
+    let m = md(&format!(
+        "<main><h1>Mug</h1><div class='a'>{desc}</div><div class='b'>{desc}</div></main>"
+    ));
+    assert_eq!(m.matches("wheel-thrown mug").count(), 2, "{m}");
+    let m = md(&format!(
+        "<main><h1>Mug</h1><div class='d-md-none'><div class='hidden-lg'>{desc}</div></div></main>"
+    ));
+    assert_eq!(m.matches("wheel-thrown mug").count(), 1, "{m}");
+}
