@@ -703,6 +703,12 @@ impl<'a> Sink<'a> for Builder {
             hidden = true;
             for_good = true;
         }
+        // A carousel's copies of its own slides, added so it can loop: the slides are in
+        // the page already.
+        if super::twins::carousel_clone(&a.class) {
+            hidden = true;
+            for_good = true;
+        }
         // React's streamed server rendering sends each late part of the page as a
         // `<div hidden id="S:n">` that its script moves into place at once: content.
         hidden |= hidden_attr && !(tag == Tag::Div && stream_segment(&a.id));

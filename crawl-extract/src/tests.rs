@@ -2285,3 +2285,28 @@ fn a_block_written_twice_for_wide_and_narrow_screens_comes_out_once() {
     ));
     assert_eq!(m.matches("wheel-thrown mug").count(), 1, "{m}");
 }
+
+#[test]
+fn a_carousels_copies_of_its_slides_are_left_out() {
+    // Slick and Swiper copy the last slide before the first and the first after the last
+    // so the carousel can loop: each slide's text came out twice.
+    let slide = |class: &str, i: u32| {
+        format!("<div class='{class}'><p>Slide {i}: the gallery shows the laptop from the side, its lid open.</p></div>")
+    };
+    let html = format!(
+        "<main><h1>Laptop</h1><p>A light laptop with a bright screen and a long-lasting battery for a working day.</p>\
+         <div class='slick-track'>{}{}{}{}</div>\
+         <div class='swiper-wrapper'>{}{}{}</div></main>",
+        slide("slick-slide slick-cloned", 2),
+        slide("slick-slide", 1),
+        slide("slick-slide", 2),
+        slide("slick-slide slick-cloned", 1),
+        slide("swiper-slide", 3),
+        slide("swiper-slide swiper-slide-duplicate", 3),
+        slide("swiper-slide", 4),
+    );
+    let m = md(&html);
+    for i in 1..=4 {
+        assert_eq!(m.matches(&format!("Slide {i}:")).count(), 1, "{m}");
+    }
+}

@@ -4,7 +4,8 @@
 //! Squarespace's `hidden-down-md` beside `hidden-up-md`, Elementor's `elementor-hidden-*`).
 //! A reader sees one of them; the markdown carried both, so a product's description or a
 //! page's menu came out twice. The stylesheet is not read, so which copy a given screen
-//! shows is unknown: the first in document order is kept.
+//! shows is unknown: the first in document order is kept. Also here: the copies of slides
+//! that carousel libraries add so a carousel can loop ([`carousel_clone`]).
 
 use std::collections::HashSet;
 
@@ -106,6 +107,31 @@ pub(crate) fn responsive(class: &str) -> bool {
     none && shown
 }
 
+/// Class names carousel libraries give the copies of slides they add so the carousel can
+/// loop (Slick, Swiper, Splide, Glide, Tiny Slider, bxSlider).
+const CLONE_CLASSES: &[&str] = &[
+    "slick-cloned",
+    "swiper-slide-duplicate",
+    "splide__slide--clone",
+    "glide__slide--clone",
+    "tns-slide-cloned",
+    "bx-clone",
+];
+
+/// Whether `class` marks a copy of a carousel slide that its library inserted (Owl
+/// Carousel's is `cloned` on an `owl-item`): the slide it copies is in the page already.
+pub(crate) fn carousel_clone(class: &str) -> bool {
+    let mut owl = (false, false);
+    for tok in class.split_ascii_whitespace() {
+        if CLONE_CLASSES.iter().any(|c| tok.eq_ignore_ascii_case(c)) {
+            return true;
+        }
+        owl.0 |= tok.eq_ignore_ascii_case("owl-item");
+        owl.1 |= tok.eq_ignore_ascii_case("cloned");
+    }
+    owl.0 && owl.1
+}
+
 /// Marks as hidden every responsive block whose text an earlier responsive block outside
 /// it already holds, word for word. Returns whether any was.
 pub(crate) fn hide_twins(tree: &mut Tree) -> bool {
@@ -155,7 +181,28 @@ fn text_key(tree: &Tree, n: u32, end: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::responsive;
+    use super::{carousel_clone, responsive};
+
+    #[test]
+    fn carousel_clones() {
+        for c in [
+            "slick-slide slick-cloned",
+            "swiper-slide swiper-slide-duplicate",
+            "owl-item cloned",
+            "splide__slide splide__slide--clone",
+        ] {
+            assert!(carousel_clone(c), "{c}");
+        }
+        for c in [
+            "slick-slide",
+            "owl-item active",
+            "cloned",
+            "swiper-slide-active",
+            "",
+        ] {
+            assert!(!carousel_clone(c), "{c}");
+        }
+    }
 
     #[test]
     fn breakpoint_visibility_classes() {
