@@ -2264,10 +2264,11 @@ fn a_block_written_twice_for_wide_and_narrow_screens_comes_out_once() {
     let m = md(&html);
     assert_eq!(m.matches("wheel-thrown mug").count(), 1, "{m}");
     assert!(m.contains("Handmade stoneware"), "{m}");
-    // Bootstrap's and Tailwind's pairs alike.
+    // Bootstrap's, Tailwind's and Framer's pairs alike.
     for (wide, narrow) in [
         ("d-none d-md-block", "d-md-none"),
         ("hidden md:block", "md:hidden"),
+        ("ssr-variant hidden-12t0irv", "ssr-variant hidden-bnz77l"),
     ] {
         let m = md(&format!(
             "<main><h1>Mug</h1><div class='{wide}'>{desc}</div><div class='{narrow}'>{desc}</div></main>"

@@ -1,7 +1,8 @@
 //! Responsive twins: the same block written twice, once for wide screens and once for
 //! narrow ones, each hidden at the other's breakpoints by a class (Bootstrap's `d-none
 //! d-md-block` beside `d-md-none`, Tailwind's `hidden md:block` beside `md:hidden`,
-//! Squarespace's `hidden-down-md` beside `hidden-up-md`, Elementor's `elementor-hidden-*`).
+//! Squarespace's `hidden-down-md` beside `hidden-up-md`, Elementor's `elementor-hidden-*`,
+//! Framer's `ssr-variant`s).
 //! A reader sees one of them; the markdown carried both, so a product's description or a
 //! page's menu came out twice. The stylesheet is not read, so which copy a given screen
 //! shows is unknown: the first in document order is kept. Also here: the copies of slides
@@ -79,6 +80,10 @@ pub(crate) fn responsive(class: &str) -> bool {
                     return true;
                 }
             }
+        }
+        // Framer renders one `ssr-variant` of a block per breakpoint.
+        if t == "ssr-variant" {
+            return true;
         }
         // Elementor (`elementor-hidden-mobile`), Bulma (`is-hidden-touch`), Foundation
         // (`show-for-small-only`, `hide-for-large`; not `show-for-sr`, a screen reader's).
@@ -222,6 +227,7 @@ mod tests {
             "nav mobile-only",
             "hide-on-desktop",
             "header-display-mobile",
+            "ssr-variant hidden-12t0irv",
         ] {
             assert!(responsive(c), "{c}");
         }
