@@ -8,6 +8,7 @@
 //! shows is unknown: the first in document order is kept. Also here: the copies of slides
 //! that carousel libraries add so a carousel can loop ([`carousel_clone`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::markdown::subtree_end;
@@ -37,11 +38,48 @@ const SWITCHES: &[&str] = &[
     "only", "hide", "hidden", "show", "visible", "for", "on", "display",
 ];
 
+/// Substrings one of which every class [`responsive`] accepts holds.
+const RESPONSIVE_MARKS: &[&str] = &[
+    "hid",
+    "visible",
+    "d-",
+    ":",
+    "show-for",
+    "mobile",
+    "desktop",
+    "tablet",
+    "phone",
+    "ssr-variant",
+];
+
 /// Whether `class` shows its element at some screen sizes and hides it at others.
 pub(crate) fn responsive(class: &str) -> bool {
+    // Every class below holds one of these marks (the frameworks write them in lower
+    // case): one pass over the attribute rules out nearly every element before any token
+    // is cut. Every mark starts with one of the letters matched.
+    let b = class.as_bytes();
+    let marked = (0..b.len()).any(|i| {
+        let rest = &b[i..];
+        match b[i] {
+            b':' => true,
+            b'd' | b'h' | b'm' | b'p' | b's' | b't' | b'v' => RESPONSIVE_MARKS
+                .iter()
+                .any(|m| rest.starts_with(m.as_bytes())),
+            _ => false,
+        }
+    });
+    if !marked {
+        return false;
+    }
     let (mut none, mut shown) = (false, false);
     for tok in class.split_ascii_whitespace() {
-        let t = tok.to_ascii_lowercase().replace('_', "-");
+        // Most class names are lower-case already: copy only those that are not.
+        let t: Cow<str> = if tok.bytes().any(|b| b.is_ascii_uppercase() || b == b'_') {
+            Cow::Owned(tok.to_ascii_lowercase().replace('_', "-"))
+        } else {
+            Cow::Borrowed(tok)
+        };
+        let t = &*t;
         // Bootstrap 4 and 5: `d-md-none` hides from a size up; `d-none` with a
         // `d-lg-block` shows only from one.
         if t == "d-none" {
@@ -126,6 +164,9 @@ const CLONE_CLASSES: &[&str] = &[
 /// Whether `class` marks a copy of a carousel slide that its library inserted (Owl
 /// Carousel's is `cloned` on an `owl-item`): the slide it copies is in the page already.
 pub(crate) fn carousel_clone(class: &str) -> bool {
+    if !(class.contains("clone") || class.contains("duplicate")) {
+        return false;
+    }
     let mut owl = (false, false);
     for tok in class.split_ascii_whitespace() {
         if CLONE_CLASSES.iter().any(|c| tok.eq_ignore_ascii_case(c)) {
@@ -141,7 +182,9 @@ pub(crate) fn carousel_clone(class: &str) -> bool {
 /// it already holds, word for word. Returns whether any was.
 pub(crate) fn hide_twins(tree: &mut Tree) -> bool {
     let len = tree.nodes.len() as u32;
-    let mut seen: HashSet<String> = HashSet::new();
+    // Texts are compared by a 64-bit hash of their words and their length: a false match
+    // needs two different blocks of equal length to collide.
+    let mut seen: HashSet<(u64, usize)> = HashSet::new();
     let mut twins = Vec::new();
     let mut n = 1;
     while n < len {
@@ -157,7 +200,7 @@ pub(crate) fn hide_twins(tree: &mut Tree) -> bool {
         // text is read once): the blocks inside it go or stay with it.
         let end = subtree_end(tree, n);
         let key = text_key(tree, n, end);
-        if key.len() >= TWIN_MIN && !seen.insert(key) {
+        if key.1 >= TWIN_MIN && !seen.insert(key) {
             twins.push(n);
         }
         n = end;
@@ -168,20 +211,24 @@ pub(crate) fn hide_twins(tree: &mut Tree) -> bool {
     !twins.is_empty()
 }
 
-/// The text of nodes `n + 1 .. end`, whitespace collapsed to single spaces.
-fn text_key(tree: &Tree, n: u32, end: u32) -> String {
-    let mut key = String::new();
+/// FNV-1a hash and length of the text of nodes `n + 1 .. end`, its words joined by single
+/// spaces (whitespace collapsed, as a reader sees it).
+fn text_key(tree: &Tree, n: u32, end: u32) -> (u64, usize) {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let (mut h, mut len) = (OFFSET, 0usize);
     for i in n + 1..end {
         if let Some(t) = tree.text_of(i) {
             for w in t.split_whitespace() {
-                if !key.is_empty() {
-                    key.push(' ');
+                let space: &[u8] = if len > 0 { b" " } else { b"" };
+                for &b in space.iter().chain(w.as_bytes()) {
+                    h = (h ^ u64::from(b)).wrapping_mul(PRIME);
                 }
-                key.push_str(w);
+                len += space.len() + w.len();
             }
         }
     }
-    key
+    (h, len)
 }
 
 #[cfg(test)]
