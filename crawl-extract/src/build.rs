@@ -698,14 +698,9 @@ impl<'a> Sink<'a> for Builder {
             }
         }
         // Shown only on paper (sphinx-book-theme's `div.onlyprint`, a second copy of the
-        // page's `<h1>`): on no screen, so not the page's text.
-        if print_only(&a.class) {
-            hidden = true;
-            for_good = true;
-        }
-        // A carousel's copies of its own slides, added so it can loop: the slides are in
-        // the page already.
-        if super::twins::carousel_clone(&a.class) {
+        // page's `<h1>`): on no screen, so not the page's text. Nor is a carousel's copy of
+        // its own slide, added so it can loop: the slide is in the page already.
+        if print_only(&a.class) || super::twins::carousel_clone(&a.class) {
             hidden = true;
             for_good = true;
         }

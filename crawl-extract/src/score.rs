@@ -1355,11 +1355,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
         // The same for sections of any level, three or more of them (DocBook's
         // `div.refsect1`s, each under an `<h2>`: Description, Parameters, Examples,
         // Compatibility): a section holding most of the text is one of the document's.
-        let level = |n: u32| {
-            first_element(tree, n)
-                .and_then(|f| tree.tag(f))
-                .filter(|t| t.is_heading())
-        };
+        let level = |n: u32| opening_level(tree, n);
         if let Some(l) = level(best) {
             // Or two of them when the other is plain text, not links (gi-docgen's
             // `div.declaration` and `div.description`, each under an `<h4>`); a news
@@ -1786,10 +1782,7 @@ fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
 /// Whether `best` is a subsection of the document `cur` holds: a heading among `cur`'s
 /// children before `best` outranks the heading `best` opens with.
 fn subsection_of(tree: &Tree, cur: u32, best: u32, removed: &[bool]) -> bool {
-    let Some(inner) = first_element(tree, best)
-        .and_then(|f| tree.tag(f))
-        .and_then(Tag::heading_level)
-    else {
+    let Some(inner) = opening_level(tree, best) else {
         return false;
     };
     tree.children(cur)
@@ -1814,11 +1807,7 @@ fn titled_sections(
     kept_p: &[f64],
     lead: &Lead,
 ) -> bool {
-    let Some(own) = first_element(tree, cur)
-        .and_then(|f| tree.tag(f))
-        .and_then(Tag::heading_level)
-        .filter(|&l| l > 1)
-    else {
+    let Some(own) = opening_level(tree, cur).filter(|&l| l > 1) else {
         return false;
     };
     tree.children(cur).any(|c| {
@@ -1827,10 +1816,7 @@ fn titled_sections(
             && kept_p[c as usize] >= SECTION_PROSE_MIN
             && f64::from(lead.link[c as usize])
                 <= LEAD_LINK_SHARE * f64::from(lead.text[c as usize])
-            && first_element(tree, c)
-                .and_then(|f| tree.tag(f))
-                .and_then(Tag::heading_level)
-                .is_some_and(|l| l == own)
+            && opening_level(tree, c) == Some(own)
     })
 }
 
@@ -1973,6 +1959,13 @@ fn starts_with_list(tree: &Tree, n: u32) -> bool {
         )
     };
     list(n) || first_element(tree, n).is_some_and(list)
+}
+
+/// The level of the heading `n` opens with ([`first_element`]), if it opens with one.
+fn opening_level(tree: &Tree, n: u32) -> Option<u8> {
+    first_element(tree, n)
+        .and_then(|f| tree.tag(f))
+        .and_then(Tag::heading_level)
 }
 
 /// The first descendant of `n` that is text or an element other than a span, link, div or
