@@ -66,8 +66,8 @@ const MAX_ROWSPAN: u16 = 1000;
 /// them to any reader, so they are the page's text, not text hidden from its readers.
 ///
 /// Then shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
-/// the page: its `<h1>` or `<main>` and at least [`REVEAL_SHARE`] of the text a reader
-/// sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
+/// the page: its `<h1>` or `<main>` (or lie inside `<main>`) and at least [`REVEAL_SHARE`]
+/// of the text a reader sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
 /// panels do not count against it). Pages that fade or switch their body in by script ship
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
 /// When no one element holds the page but the top-level hidden ones together hold its
@@ -196,12 +196,23 @@ fn reveal(
             .collect()
     };
     let in_parts: u64 = parts.iter().map(|&t| text[t]).sum();
+    // Inside the page's main landmark: a block there that holds most of the page is its
+    // body even without a title (a shop's collection page has no `<h1>`; an access-gate
+    // app hides everything in `<main>` until its script has run).
+    let mut in_main = vec![false; if toggled.is_empty() { 0 } else { len }];
+    for i in 1..in_main.len() {
+        let p = tree.nodes[i].parent as usize;
+        in_main[i] = in_main[p] || (p != 0 && is_main(tree, p as u32));
+    }
     let mut one = false;
     for &t in toggled {
         let t = t as usize;
         let page = (shown[0] + text[t]).max(1) as f64;
         // One block that holds the page (and most of what is hidden beside it).
-        if titled[t] && text[t] as f64 >= REVEAL_SHARE * page && 2 * text[t] >= in_parts {
+        if (titled[t] || in_main[t])
+            && text[t] as f64 >= REVEAL_SHARE * page
+            && 2 * text[t] >= in_parts
+        {
             tree.nodes[t].hidden = false;
             one = true;
         }
@@ -215,6 +226,16 @@ fn reveal(
         }
     }
     prune_hidden(tree);
+}
+
+/// `<main>` or `role="main"`.
+fn is_main(tree: &Tree, n: u32) -> bool {
+    matches!(
+        tree.nodes[n as usize].kind,
+        Kind::Element { tag: Tag::Main, .. }
+    ) || tree
+        .attrs(n)
+        .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
 }
 
 /// Drops the subtrees of hidden elements (their element stays, childless), renumbering
