@@ -6,6 +6,7 @@ mod hidden;
 mod learn;
 mod markdown;
 mod meta;
+mod quotes;
 mod score;
 mod shelf;
 mod tag;

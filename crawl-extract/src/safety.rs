@@ -259,3 +259,21 @@ fn responsive_twins_nested_and_many() {
     let (a, _) = both(&many);
     assert_eq!(a.markdown.matches("The same notice").count(), 1);
 }
+
+#[test]
+fn many_quotes_of_a_long_post() {
+    // Each quote is looked for in all the text before it: 3,000 replies quoting a 2 KB
+    // post would read 9 GB without the page's search budget.
+    let post = "word ".repeat(400);
+    let reply =
+        format!("<div class='reply'><blockquote class='quote'><p>{post}</p></blockquote><p>me too</p></div>");
+    let html = format!(
+        "<main><h1>Thread</h1><p>{post}</p>{}</main>",
+        reply.repeat(3_000)
+    );
+    let (a, b) = both(&html);
+    assert!(a.markdown.contains("me too") && b.markdown.contains("me too"));
+    // The first replies' quotes are dropped; past the budget the rest are kept.
+    let quoted = a.markdown.matches("> word").count();
+    assert!(quoted > 0 && quoted < 3_000, "{quoted}");
+}

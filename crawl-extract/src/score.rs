@@ -749,6 +749,15 @@ fn text_weight(s: &str) -> u32 {
 
 /// Chooses the main content of `tree`.
 pub(crate) fn select(tree: &Tree) -> Selection {
+    let (mut s, discussion) = select_blocks(tree);
+    // A reply's quote of an earlier post: its words are kept where they were written.
+    super::quotes::drop_repeated(tree, s.root, &mut s.removed, discussion);
+    s
+}
+
+/// The main content and the blocks removed inside it, by the rules of this module, and
+/// whether the page is a discussion.
+fn select_blocks(tree: &Tree) -> (Selection, bool) {
     let len = tree.nodes.len();
     let mut removed = vec![false; len];
     // Text written straight into a `<div>` with line breaks (no `<p>`): readability's
@@ -1185,7 +1194,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     // Not on a discussion: the opening post's body is marked so, and the replies are
     // content too.
     if let Some(b) = article_body(tree, &removed, &good).filter(|_| !tree.facts.discussion) {
-        return Selection { root: b, removed };
+        return (Selection { root: b, removed }, forum_page);
     }
     loop {
         // A table with a header row is data: the unit, not a layout to enter (its rows
@@ -1416,7 +1425,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     };
     if (page_h1s == 1 || top.is_some()) && !article_page && !kept_t[root as usize] {
         if let Some(r) = with_title(tree, root, &mut removed, kept_t, ttag, &lead, forum_page) {
-            return Selection { root: r, removed };
+            return (Selection { root: r, removed }, forum_page);
         }
     }
     // The text's footnotes beside it (texi2any's `div.footnote` after `div.top`); not on
@@ -1426,7 +1435,7 @@ pub(crate) fn select(tree: &Tree) -> Selection {
     } else {
         with_notes(tree, root, &mut removed, &lead)
     };
-    Selection { root, removed }
+    (Selection { root, removed }, forum_page)
 }
 
 /// Per-node totals that tell a lead (standfirst, introduction, header) from the rest.

@@ -2342,3 +2342,71 @@ fn a_carousels_copies_of_its_slides_are_left_out() {
         assert_eq!(m.matches(&format!("Slide {i}:")).count(), 1, "{m}");
     }
 }
+
+#[test]
+fn a_replys_quote_of_an_earlier_post_comes_out_once() {
+    // XenForo quotes inside `blockquote.bbCodeBlock--quote` under "X said:" with an
+    // expander; phpBB under a `<cite>`; NodeBB and Discourse as a plain `<blockquote>`.
+    let opening = "Has anybody tried the beta of the new release? I would like to know which \
+        version the distribution will ship before I upgrade my build machines.";
+    let quotes = [
+        format!(
+            "<blockquote class='bbCodeBlock bbCodeBlock--quote'><div class='bbCodeBlock-title'>\
+             <a href='/goto/post?id=1'>alice said:</a></div><div class='bbCodeBlock-content'>\
+             <div class='bbCodeBlock-expandContent'>{opening}</div>\
+             <div class='bbCodeBlock-expandLink'><a>Click to expand...</a></div></div></blockquote>"
+        ),
+        format!(
+            "<blockquote cite='./viewtopic.php?p=1'><div><cite><a href='/u/alice'>alice</a> \
+             wrote:</cite>{opening}</div></blockquote>"
+        ),
+        // Part of the post, in two paragraphs of the quote.
+        "<blockquote><p>Has anybody tried the beta of the new release?</p>\
+         <p>I would like to know which version the distribution will ship</p></blockquote>"
+            .to_string(),
+    ];
+    for q in &quotes {
+        let html = format!(
+            "<head><meta property='og:type' content='article'></head>\
+             <main><div class='MessageList Discussion'><h1>Which version ships?</h1>\
+             <article class='message'><p>{opening}</p></article>\
+             <article class='message'>{q}<p>The release ships version six point five; \
+             the beta has been stable on my machines for two weeks now.</p></article>\
+             </div></main>"
+        );
+        let m = md(&html);
+        assert_eq!(m.matches("Has anybody tried").count(), 1, "{q}\n{m}");
+        assert!(m.contains("six point five"), "{m}");
+    }
+    // Marked as a post's quote (who wrote it, a quote class), on a page that does not
+    // say it is a discussion: dropped too. A plain repeated quote there stays: a
+    // reference repeats a note under each item it applies to.
+    for (q, want) in [(&quotes[0], 1), (&quotes[1], 1), (&quotes[2], 2)] {
+        let html = format!(
+            "<main><h1>Which version ships?</h1><div class='post'><p>{opening}</p></div>\
+             <div class='post'>{q}<p>The release ships version six point five; \
+             the beta has been stable on my machines for two weeks now.</p></div></main>"
+        );
+        let m = md(&html);
+        assert_eq!(m.matches("Has anybody tried").count(), want, "{q}\n{m}");
+    }
+    // A quote of words the page has not said before stays, and so does a quoted listing.
+    let kept = [
+        "<blockquote><p>Premature optimization is the root of all evil, said a wise man once.</p></blockquote>",
+        "<blockquote><pre>cargo build --release --target x86_64-unknown-linux-musl</pre></blockquote>",
+    ];
+    for q in kept {
+        let html = format!(
+            "<main><h1>Notes</h1><p>Build it with <code>cargo</code>:</p>\
+             <pre>cargo build --release --target x86_64-unknown-linux-musl</pre>\
+             <p>{opening}</p>{q}<p>That is all there is to it, and the rest is measurement.</p></main>"
+        );
+        let m = md(&html);
+        let inner = q
+            .trim_start_matches("<blockquote><p>")
+            .trim_start_matches("<blockquote><pre>");
+        let first = &inner[..20];
+        let want = if q.contains("<pre>") { 2 } else { 1 };
+        assert_eq!(m.matches(first).count(), want, "{q}\n{m}");
+    }
+}
