@@ -25,7 +25,9 @@ const SEARCH_BUDGET: usize = 16 << 20;
 /// ("Deprecated: use … instead") under each item it applies to.
 pub(crate) fn drop_repeated(tree: &Tree, root: u32, removed: &mut [bool], discussion: bool) {
     let end = subtree_end(tree, root);
-    if !(root..end).any(|i| tree.tag(i) == Some(Tag::Blockquote)) {
+    let quote =
+        |i: u32| tree.tag(i) == Some(Tag::Blockquote) && (discussion || reply_quote(tree, i));
+    if !(root..end).any(quote) {
         return;
     }
     // The kept text so far: lower-case words, one space between them and between nodes.
@@ -46,7 +48,7 @@ pub(crate) fn drop_repeated(tree: &Tree, root: u32, removed: &mut [bool], discus
             Kind::Element {
                 tag: Tag::Blockquote,
                 ..
-            } if discussion || reply_quote(tree, i) => {
+            } if quote(i) => {
                 let q_end = subtree_end(tree, i);
                 let start = norm.len();
                 if let Some(pieces) = quote_pieces(tree, i, q_end, removed, &mut norm) {
