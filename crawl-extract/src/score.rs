@@ -131,6 +131,7 @@ const CHROME_WORDS: &[&str] = &[
     "feedback",
     "signature",
     "userextras",
+    "usertitle",
 ];
 /// Words that mark cookie/consent banners: chrome even when they hold most of the
 /// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
@@ -225,7 +226,9 @@ fn token_hint(tok: &str) -> u8 {
     let mut after_user = false;
     let mut buf = [0u8; 24];
     for w in words(tok) {
-        if after_user && w.eq_ignore_ascii_case("extras") {
+        // `user-title`, XenForo's `message-userTitle`: the poster's rank ("Senior Member",
+        // "Well-known member") under the name.
+        if after_user && (w.eq_ignore_ascii_case("extras") || w.eq_ignore_ascii_case("title")) {
             hint = 1;
         }
         after_user = w.eq_ignore_ascii_case("user");
@@ -353,8 +356,10 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         _ => {}
     }
     let Some(a) = tree.attrs(n) else { return 0 };
-    // Class and role hints apply to blocks: `<a class="header">` is a heading anchor.
-    if !is_block_box(tag) {
+    // Class and role hints apply to blocks: `<a class="header">` is a heading anchor. And
+    // to a heading that names a poster's rank (XenForo's `<h5 class="userTitle">`).
+    let rank = || tag.is_heading() && a.class.split_ascii_whitespace().any(user_title);
+    if !(is_block_box(tag) || rank()) {
         return 0;
     }
     match attr_hint(tree, n, tag, a, in_article) {
@@ -410,6 +415,19 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
         }
     }
     0
+}
+
+/// Whether class token `tok` names a poster's rank: `usertitle`, `userTitle`,
+/// `message-userTitle`, `user-title`.
+fn user_title(tok: &str) -> bool {
+    let mut after_user = false;
+    for w in words(tok) {
+        if w.eq_ignore_ascii_case("usertitle") || after_user && w.eq_ignore_ascii_case("title") {
+            return true;
+        }
+        after_user = w.eq_ignore_ascii_case("user");
+    }
+    false
 }
 
 /// Whether one of the words of class token `tok` is one of `any`.
@@ -2371,5 +2389,11 @@ mod tests {
         assert_eq!(token_hint("user-extras"), 1);
         assert_eq!(token_hint("userextras"), 1);
         assert_eq!(token_hint("product-extras"), 0);
+        // A poster's rank: XenForo's `message-userTitle`, vBulletin's `usertitle`.
+        assert_eq!(token_hint("message-userTitle"), 1);
+        assert_eq!(token_hint("usertitle"), 1);
+        assert_eq!(token_hint("user-title"), 1);
+        assert_eq!(token_hint("page-title"), 0);
+        assert!(super::user_title("userTitle") && !super::user_title("entry-title"));
     }
 }

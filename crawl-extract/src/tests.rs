@@ -410,6 +410,7 @@ fn a_posters_details_beside_the_post_are_chrome() {
     let post = |n: u32| {
         format!(
             "<article class='message'><div class='message-user'><h4>poster{n}</h4>\
+             <h5 class='userTitle message-userTitle'>Well-known member</h5>\
              <div class='message-userExtras'><dl class='pairs pairs--justified'><dt>Joined\
              </dt><dd>Oct 5, 2011</dd></dl><dl class='pairs pairs--justified'><dt>Messages\
              </dt><dd>6,21{n}</dd></dl><dl class='pairs pairs--justified'><dt>Reaction score\
@@ -426,6 +427,18 @@ fn a_posters_details_beside_the_post_are_chrome() {
     let m = md(&html);
     assert!(m.contains("isolation on the train"), "{m}");
     assert!(!m.contains("Reaction score"), "{m}");
+    // Nor the poster's rank under the name (XenForo's `<h5 class="userTitle">`,
+    // vBulletin's `span.usertitle`).
+    assert!(!m.contains("Well-known member"), "{m}");
+    let vb = html.replace(
+        "<h5 class='userTitle message-userTitle'>Well-known member</h5>",
+        "<span class='usertitle'>Senior Member</span>",
+    );
+    let m = md(&vb);
+    assert!(
+        m.contains("isolation on the train") && !m.contains("Senior Member"),
+        "{m}"
+    );
 }
 
 #[test]
