@@ -30,17 +30,16 @@ pub(crate) fn drop_repeated(tree: &Tree, root: u32, removed: &mut [bool], discus
     if !(root..end).any(quote) {
         return;
     }
-    // The kept text so far: lower-case words, one space between them and between nodes.
+    // The kept text so far, as [`push_words`] writes it.
     let mut norm = String::new();
     let mut budget = SEARCH_BUDGET;
     let mut i = root + 1;
     while i < end {
-        let node = &tree.nodes[i as usize];
-        if node.hidden || removed[i as usize] {
-            i = subtree_end(tree, i);
+        if let Some(next) = skipped(tree, i, removed) {
+            i = next;
             continue;
         }
-        match node.kind {
+        match tree.nodes[i as usize].kind {
             Kind::Text { .. } => {
                 push_words(&mut norm, tree.text_of(i).unwrap_or(""));
                 i += 1;
@@ -68,6 +67,11 @@ pub(crate) fn drop_repeated(tree: &Tree, root: u32, removed: &mut [bool], discus
             _ => i += 1,
         }
     }
+}
+
+/// Where to go on from node `i` when it is hidden or removed: past its subtree.
+fn skipped(tree: &Tree, i: u32, removed: &[bool]) -> Option<u32> {
+    (tree.nodes[i as usize].hidden || removed[i as usize]).then(|| subtree_end(tree, i))
 }
 
 /// Whether blockquote `q` is marked as a forum's quote of a post: it names who wrote it
@@ -106,12 +110,11 @@ fn quote_pieces(
     let mut open = norm.len();
     let mut i = q + 1;
     while i < q_end {
-        let node = &tree.nodes[i as usize];
-        if node.hidden || removed[i as usize] {
-            i = subtree_end(tree, i);
+        if let Some(next) = skipped(tree, i, removed) {
+            i = next;
             continue;
         }
-        match node.kind {
+        match tree.nodes[i as usize].kind {
             Kind::Text { .. } => push_words(norm, tree.text_of(i).unwrap_or("")),
             // A code listing quoted is an example, kept whatever came before it.
             Kind::Element { tag: Tag::Pre, .. } => return None,
@@ -123,11 +126,16 @@ fn quote_pieces(
                 }
                 open = norm.len();
                 let c_end = subtree_end(tree, i);
-                for t in i + 1..c_end {
-                    let n = &tree.nodes[t as usize];
-                    if matches!(n.kind, Kind::Text { .. }) && !n.hidden && !removed[t as usize] {
+                let mut t = i + 1;
+                while t < c_end {
+                    if let Some(next) = skipped(tree, t, removed) {
+                        t = next;
+                        continue;
+                    }
+                    if matches!(tree.nodes[t as usize].kind, Kind::Text { .. }) {
                         push_words(norm, tree.text_of(t).unwrap_or(""));
                     }
+                    t += 1;
                 }
                 if norm.len() > open {
                     pieces.push((open - base, norm.len() - base));
