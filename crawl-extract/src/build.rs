@@ -67,8 +67,8 @@ const MAX_ROWSPAN: u16 = 1000;
 ///
 /// Then shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
 /// the page: its `<h1>` or `<main>` (or lie inside `<main>`) and at least [`REVEAL_SHARE`]
-/// of the text a reader sees with it shown (its own, plus what no toggled element holds: a mega-menu's hidden
-/// panels do not count against it). Pages that fade or switch their body in by script ship
+/// of the text a reader sees with it shown (its own, plus what no toggled element holds: a
+/// mega-menu's hidden panels do not count against it). Pages that fade or switch their body in by script ship
 /// it so; the text a sighted reader gets is that body, not the little left outside it.
 /// When no one element holds the page but the top-level hidden ones together hold its
 /// title and [`REVEAL_PARTS_SHARE`] of its text, they are its body shipped in parts
@@ -170,14 +170,19 @@ fn reveal(
     // each late part as its own `display:none` block that a script moves into place.
     // The parts are the hidden blocks at the top level (not inside another hidden block,
     // nor inside a header, nav, footer or aside: a mega-menu's panels are not parts).
-    // (Only pages with toggled elements pay for the pass.)
-    let parts: Vec<usize> = if toggled.is_empty() {
-        Vec::new()
+    // The same pass marks what lies inside the page's main landmark: a block there that
+    // holds most of the page is its body even without a title (a shop's collection page
+    // has no `<h1>`; an access-gate app hides everything in `<main>` until its script has
+    // run). (Only pages with toggled elements pay for the pass.)
+    let (parts, in_main): (Vec<usize>, Vec<bool>) = if toggled.is_empty() {
+        (Vec::new(), Vec::new())
     } else {
         let mut inside = vec![false; len];
+        let mut in_main = vec![false; len];
         for i in 1..len {
             let p = tree.nodes[i].parent as usize;
             let pn = &tree.nodes[p];
+            in_main[i] = in_main[p] || (p != 0 && tree.is_main(p as u32));
             inside[i] = inside[p]
                 || (p != 0
                     && (pn.hidden
@@ -189,21 +194,14 @@ fn reveal(
                             }
                         )));
         }
-        toggled
+        let parts = toggled
             .iter()
             .map(|&t| t as usize)
             .filter(|&t| tree.nodes[t].hidden && !inside[t])
-            .collect()
+            .collect();
+        (parts, in_main)
     };
     let in_parts: u64 = parts.iter().map(|&t| text[t]).sum();
-    // Inside the page's main landmark: a block there that holds most of the page is its
-    // body even without a title (a shop's collection page has no `<h1>`; an access-gate
-    // app hides everything in `<main>` until its script has run).
-    let mut in_main = vec![false; if toggled.is_empty() { 0 } else { len }];
-    for i in 1..in_main.len() {
-        let p = tree.nodes[i].parent as usize;
-        in_main[i] = in_main[p] || (p != 0 && is_main(tree, p as u32));
-    }
     let mut one = false;
     for &t in toggled {
         let t = t as usize;
@@ -226,16 +224,6 @@ fn reveal(
         }
     }
     prune_hidden(tree);
-}
-
-/// `<main>` or `role="main"`.
-fn is_main(tree: &Tree, n: u32) -> bool {
-    matches!(
-        tree.nodes[n as usize].kind,
-        Kind::Element { tag: Tag::Main, .. }
-    ) || tree
-        .attrs(n)
-        .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
 }
 
 /// Drops the subtrees of hidden elements (their element stays, childless), renumbering

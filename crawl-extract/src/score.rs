@@ -2011,12 +2011,7 @@ fn first_element(tree: &Tree, n: u32) -> Option<u32> {
 /// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
 /// load the next story below repeat the landmark; the first is the page's own.)
 fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
-    let first = (1..tree.nodes.len()).find(|&i| {
-        tree.tag(i as u32) == Some(Tag::Main)
-            || tree
-                .attrs(i as u32)
-                .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
-    })?;
+    let first = (1..tree.nodes.len()).find(|&i| tree.is_main(i as u32))?;
     let mut a = first;
     while a != 0 {
         if removed[a] || tree.nodes[a].hidden {

@@ -117,6 +117,14 @@ impl Tree {
         }
     }
 
+    /// Whether `n` is the page's main landmark: `<main>` or `role="main"`.
+    pub(crate) fn is_main(&self, n: u32) -> bool {
+        self.tag(n) == Some(Tag::Main)
+            || self
+                .attrs(n)
+                .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
+    }
+
     /// Whether `n` has the class token `class`.
     pub(crate) fn has_class(&self, n: u32, class: &str) -> bool {
         self.attrs(n).is_some_and(|a| {
