@@ -224,6 +224,10 @@ fn token_hint(tok: &str) -> u8 {
     // The previous word was `user`: `user-extras`, XenForo's `message-userExtras` (the
     // poster's join date, message count and reaction score under the avatar).
     let mut after_user = false;
+    // A chrome word after `no`, `hide` or `without` names what the block goes without:
+    // Wired's story grid `hide-read-more-ad`, `page-no-sidebar`, `no-promo`. Chrome
+    // words before it still count (`share-bar--hide-share--mobile`).
+    let mut negated = false;
     let mut buf = [0u8; 24];
     for w in words(tok) {
         // `user-title`, XenForo's `message-userTitle`: the poster's rank ("Senior Member",
@@ -258,7 +262,11 @@ fn token_hint(tok: &str) -> u8 {
         if CONSENT_WORDS.contains(&lw) {
             return 4;
         }
-        if CHROME_WORDS.contains(&lw) || nav_compound(lw) || footer_compound(lw) {
+        if matches!(lw, "no" | "hide" | "without") {
+            negated = true;
+        } else if !negated
+            && (CHROME_WORDS.contains(&lw) || nav_compound(lw) || footer_compound(lw))
+        {
             hint = 1;
         }
     }
@@ -2390,5 +2398,15 @@ mod tests {
         assert_eq!(token_hint("user-title"), 1);
         assert_eq!(token_hint("page-title"), 0);
         assert!(super::user_title("userTitle") && !super::user_title("entry-title"));
+        // What a block goes without is not what it is: `no`, `hide`, `without` negate
+        // the chrome words after them, not those before, and not a comment section's.
+        assert_eq!(token_hint("hide-read-more-ad"), 0);
+        assert_eq!(token_hint("page-no-sidebar"), 0);
+        assert_eq!(token_hint("layout-without-sidebar"), 0);
+        assert_eq!(token_hint("no_overlay"), 0);
+        assert_eq!(token_hint("share-bar--hide-share--mobile"), 1);
+        assert_eq!(token_hint("menu-item--no-submenu"), 1);
+        assert_eq!(token_hint("hidden-menu"), 1);
+        assert_eq!(token_hint("no-comments"), 3);
     }
 }

@@ -442,6 +442,45 @@ fn a_posters_details_beside_the_post_are_chrome() {
 }
 
 #[test]
+fn a_block_named_for_the_chrome_it_goes_without_is_content() {
+    // A story grid whose class says it hides the ads between its items
+    // (`hide-read-more-ad`), under a section that the descent must not leave.
+    let story = |n: u32| {
+        format!(
+            "<div class='summary-item'><a href='/story/{n}'><h3>Story number {n} about the \
+             glaciers</h3></a><div class='summary-item__dek'>Researchers measured how fast the \
+             ice sheet retreats and what it means for the coast, in a long field season {n}.\
+             </div><div class='byline'>Reporter {n}</div></div>"
+        )
+    };
+    let grid = |class: &str, first: u32| {
+        format!(
+            "<div class='{class}'>{}{}{}</div>",
+            story(first),
+            story(first + 1),
+            story(first + 2)
+        )
+    };
+    let html = format!(
+        "<main><h1>Science</h1><section><h2>Health</h2>{}</section>\
+         <section><h2>Latest</h2>{}</section></main>",
+        grid("items hide-read-more-ad", 1),
+        grid("items", 4)
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("field season 1") && m.contains("field season 4"),
+        "{m}"
+    );
+    // The same grid named for the ads it holds is chrome.
+    let m = md(&html.replace("hide-read-more-ad", "read-more-ad"));
+    assert!(
+        !m.contains("field season 1") && m.contains("field season 4"),
+        "{m}"
+    );
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
