@@ -57,6 +57,12 @@ const REVEAL_SHARE: f64 = 0.5;
 const REVEAL_PARTS_SHARE: f64 = 0.75;
 /// Most columns a table cell spans when laid on the grid.
 const MAX_COLSPAN: u16 = 32;
+/// Whether `c` is all that `p` holds, white space aside.
+fn only_child(tree: &Tree, p: u32, c: u32) -> bool {
+    tree.children(p)
+        .all(|x| x == c || tree.text_of(x).is_some_and(|t| t.trim().is_empty()))
+}
+
 /// Most rows a table cell spans when laid on the grid.
 const MAX_ROWSPAN: u16 = 1000;
 
@@ -91,6 +97,24 @@ fn reveal(
     for &t in toggled.iter().chain(panels) {
         if named(tree, t) {
             tree.nodes[t as usize].hidden = false;
+        }
+    }
+    // A panel whose wrapper the toggle hides instead (Chakra's `chakra-collapse`, a slide
+    // animation's box): wrappers that hold the panel and nothing else open with it.
+    let stored_any = !(toggled.is_empty() && panels.is_empty());
+    if stored_any && !controls.is_empty() {
+        for n in 1..tree.nodes.len() as u32 {
+            if !named(tree, n) {
+                continue;
+            }
+            let (mut c, mut p) = (n, tree.nodes[n as usize].parent);
+            while p != 0 && only_child(tree, p, c) {
+                let stored = toggled.binary_search(&p).is_ok() || panels.binary_search(&p).is_ok();
+                if tree.nodes[p as usize].hidden && stored {
+                    tree.nodes[p as usize].hidden = false;
+                }
+                (c, p) = (p, tree.nodes[p as usize].parent);
+            }
         }
     }
     // A hidden tab panel that holds code is one of a documentation page's language
@@ -722,7 +746,7 @@ impl<'a> Sink<'a> for Builder {
         let panel = hidden
             && !for_good
             && (hidden_attr || aria_hidden || collapsed)
-            && (!a.id.is_empty() || a.role.eq_ignore_ascii_case("tabpanel"))
+            && (!a.id.is_empty() || a.role.eq_ignore_ascii_case("tabpanel") || collapsed)
             && !self.keep_hidden
             && !tag.is_dropped();
         // A hidden <input type=hidden> etc. is dropped anyway; hidden text is dropped unless kept.

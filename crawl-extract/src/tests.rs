@@ -1682,6 +1682,39 @@ fn a_panel_a_disclosure_opens_is_content() {
 }
 
 #[test]
+fn a_panel_whose_wrapper_the_disclosure_hides_is_content() {
+    // Chakra's accordion hides the box around the panel (`chakra-collapse`), not the
+    // panel its button names; so does a slide animation's wrapper.
+    let page = |wrap: &str| {
+        format!(
+            "<main><h1>Summit fire pit</h1><p>A smokeless fire pit for the garden.</p>\
+             <button aria-expanded='false' aria-controls='panel-1'>Dimensions</button>\
+             <div class='collapse' {wrap}>\n<div id='panel-1' role='region'><p>Height 39 cm, \
+             width 62 cm, weight 13 kg with the base plate.</p></div>\n</div></main>"
+        )
+    };
+    for wrap in [
+        "style='overflow:hidden;display:none;opacity:0;height:0px'",
+        "style='display:none'",
+    ] {
+        let m = md(&page(wrap));
+        assert!(
+            m.contains("Height 39 cm") && m.contains("Dimensions"),
+            "{wrap}: {m}"
+        );
+    }
+    let wrap = "style='overflow:hidden;display:none;opacity:0;height:0px'";
+    // Not when no toggle names the panel, nor when the wrapper holds more than the panel.
+    let m = md(&page(wrap).replace("aria-controls='panel-1'", ""));
+    assert!(!m.contains("Height 39 cm"), "{m}");
+    let m = md(&page(wrap).replace("</div>\n</div>", "</div><p>Hidden note.</p></div>"));
+    assert!(
+        !m.contains("Height 39 cm") && !m.contains("Hidden note"),
+        "{m}"
+    );
+}
+
+#[test]
 fn hidden_text_that_is_not_the_page_body_stays_hidden() {
     // Most of a short page's text, hidden, but not its title or main landmark.
     let m = whole(
