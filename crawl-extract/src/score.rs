@@ -1701,8 +1701,9 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         })
         .take(NOTES_MAX)
         .collect();
+    let more = continuation(tree, x, removed, lead);
     if notes.is_empty() {
-        return notes;
+        return more.into_iter().collect();
     }
     // The fragments the text links to.
     let end = super::markdown::subtree_end(tree, x);
@@ -1715,6 +1716,7 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         let end = super::markdown::subtree_end(tree, n).min(n + NOTES_SCAN);
         (n..end).any(|i| tree.attrs(i).is_some_and(|a| targets.contains(&*a.id)))
     });
+    notes.extend(more.filter(|m| !notes.contains(m)));
     notes
 }
 
@@ -1853,6 +1855,51 @@ fn titled_sections(
                 <= LEAD_LINK_SHARE * f64::from(lead.text[c as usize])
             && opening_level(tree, c) == Some(own)
     })
+}
+
+/// The block right after `x` when it continues the document `x` holds: prose (at least
+/// [`SECTION_PROSE_MIN`] bytes in paragraphs, few links) whose first heading, not a link,
+/// has a rank (`<h2>`–`<h6>`) among the headings inside `x`. A layout that splits the
+/// text into blocks side by side or one under another (the list, then the closing
+/// section) leaves the rest of the document there.
+fn continuation(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Option<u32> {
+    // The headings in `n` (not in removed blocks), in order.
+    let headings = |n: u32| {
+        let end = super::markdown::subtree_end(tree, n);
+        let mut i = n + 1;
+        std::iter::from_fn(move || {
+            while i < end {
+                let x = i;
+                if removed[x as usize] {
+                    i = super::markdown::subtree_end(tree, x);
+                    continue;
+                }
+                i += 1;
+                if let Some(l) = tree.tag(x).and_then(Tag::heading_level) {
+                    return Some((x, l));
+                }
+            }
+            None
+        })
+    };
+    let p = tree.nodes.get(x as usize)?.parent;
+    let next = tree
+        .children(p)
+        .skip_while(|&c| c != x)
+        .skip(1)
+        .find(|&c| !removed[c as usize] && tree.tag(c).is_some() && lead.text[c as usize] > 0)?;
+    let i = next as usize;
+    if chrome_hint(tree, next, false) != 0
+        || f64::from(lead.ptext[i]) < SECTION_PROSE_MIN
+        || f64::from(lead.link[i]) > LEAD_LINK_SHARE * f64::from(lead.text[i])
+    {
+        return None;
+    }
+    let (h, l) = headings(next).next()?;
+    if l < 2 || lead.link[h as usize] >= lead.text[h as usize] {
+        return None;
+    }
+    headings(x).any(|(_, r)| r == l).then_some(next)
 }
 
 /// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a

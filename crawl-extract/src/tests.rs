@@ -481,6 +481,56 @@ fn a_block_named_for_the_chrome_it_goes_without_is_content() {
 }
 
 #[test]
+fn the_section_after_the_chosen_block_that_continues_it_stays() {
+    // A layout that splits the text into two blocks: the title and most sections, then
+    // the rest of a list and the closing section under a heading of the same rank.
+    let para = |s: &str| {
+        format!(
+            "<p>{s} Regular maintenance keeps a car safe and reliable, and the owner's \
+             manual lists what to check and when, by mileage and by time.</p>"
+        )
+    };
+    let page = |after: &str| {
+        format!(
+            "<main><div class='text'><h1>Car maintenance schedule</h1>{}<h3>Severe \
+             conditions</h3>{}{}<h3>Typical schedule</h3>{}{}<ul><li>Fluids</li><li>Belts\
+             </li></ul></div>{after}</main>",
+            para("First."),
+            para("Second."),
+            para("Third."),
+            para("Fourth."),
+            para("Fifth.")
+        )
+    };
+    let closing = "<div class='block'><ul><li>Hoses</li><li>Lights</li></ul>\
+        <h3>Visit a service centre</h3><p>Trained technicians follow the manufacturer's \
+        recommendations, so you save the time and hassle of checking these yourself.</p></div>";
+    let m = md(&page(closing));
+    assert!(
+        m.contains("Car maintenance") && m.contains("Trained technicians"),
+        "{m}"
+    );
+    // Not a footer, a teaser under a linked heading, or prose under a heading of a rank
+    // the text does not use.
+    for other in [
+        closing
+            .replace("<div class='block'>", "<footer>")
+            .replace("</div>", "</footer>"),
+        closing.replace(
+            "<h3>Visit a service centre</h3>",
+            "<h3><a href='/centres'>Visit a service centre</a></h3>",
+        ),
+        closing.replace("h3>", "h2>"),
+    ] {
+        let m = md(&page(&other));
+        assert!(
+            m.contains("Car maintenance") && !m.contains("Trained technicians"),
+            "{m}"
+        );
+    }
+}
+
+#[test]
 fn content_that_comes_out_empty_leaves_no_run_of_blank_lines() {
     // The link and the emphasis write their break, then hold nothing visible.
     let m = whole("<h2>Description</h2><div><a href='/x'><span> </span></a></div><p><b> </b></p><h2>Specs</h2>");
