@@ -256,7 +256,7 @@ fn token_hint(tok: &str) -> u8 {
         let Ok(lw) = std::str::from_utf8(lw) else {
             continue;
         };
-        if COMMENT_WORDS.contains(&lw) {
+        if COMMENT_WORDS.contains(&lw) || comment_compound(lw) {
             return 3;
         }
         if CONSENT_WORDS.contains(&lw) {
@@ -305,6 +305,31 @@ fn nav_compound(w: &str) -> bool {
             "header" | "footer" | "bar" | "box" | "links" | "block" | "list" | "menu"
         )
     })
+}
+
+/// A comment section's part named in one word (Movable Type's `commentbody`,
+/// `commentsblock`, `commenttext`, `commentwrap`); not `commentary`, which is prose.
+pub(crate) fn comment_compound(w: &str) -> bool {
+    w.strip_prefix("comments")
+        .or_else(|| w.strip_prefix("comment"))
+        .is_some_and(|r| {
+            matches!(
+                r,
+                "body"
+                    | "text"
+                    | "block"
+                    | "wrap"
+                    | "wrapper"
+                    | "list"
+                    | "listing"
+                    | "section"
+                    | "container"
+                    | "content"
+                    | "thread"
+                    | "post"
+                    | "metadata"
+            )
+        })
 }
 
 /// A footer named in one word with what it is (`subfooter`, `sitefooter`,

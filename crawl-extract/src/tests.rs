@@ -1964,6 +1964,31 @@ fn a_comment_section_named_in_the_singular_is_a_comment_section() {
         para("the guide explains")
     );
     assert!(md(&html).contains("// the answer to everything here"));
+    // A comment's part named in one word (Movable Type's `div.commentbody`) after a short
+    // post; `commentary` is prose.
+    let post = |class: &str| {
+        format!(
+            "<head><meta property='og:type' content='article'></head><div class='content'>\
+             <h1>Blog</h1><h3>Free cryptography course</h3>{}<div class='{class}'>{}</div>\
+             <div class='{class}'>{}</div><div class='{class}'>{}</div></div>",
+            para("a course starts this week"),
+            para("first reader recommends it"),
+            para("second reader disagrees"),
+            para("third reader asks")
+        )
+    };
+    let m = md(&post("commentbody"));
+    assert!(
+        m.contains("a course starts") && !m.contains("reader"),
+        "{m}"
+    );
+    let m = md(&post("commentary"));
+    assert!(
+        m.contains("a course starts") && m.contains("second reader"),
+        "{m}"
+    );
+    assert!(super::score::comment_compound("commentsblock"));
+    assert!(!super::score::comment_compound("commentary"));
 }
 
 #[test]
