@@ -146,7 +146,18 @@ const CONSENT_WORDS: &[&str] = &[
 /// Words that mark a comment section: chrome on an article, content on a forum.
 /// (`comment` too: WordPress's `comment-list`, `comment-respond`; on forums the
 /// discussion check keeps them.)
-const COMMENT_WORDS: &[&str] = &["comments", "comment", "commentlist", "respond", "disqus"];
+/// Blogs list the posts that link back (`trackbacks`, `pingbacks`) with the comments.
+const COMMENT_WORDS: &[&str] = &[
+    "comments",
+    "comment",
+    "commentlist",
+    "respond",
+    "disqus",
+    "trackback",
+    "trackbacks",
+    "pingback",
+    "pingbacks",
+];
 /// Words that name a discussion thread.
 const FORUM_WORDS: &[&str] = &["discussion", "thread", "forum"];
 /// Whole class/id tokens that mark site chrome.

@@ -1977,11 +1977,14 @@ fn a_comment_section_named_in_the_singular_is_a_comment_section() {
             para("third reader asks")
         )
     };
-    let m = md(&post("commentbody"));
-    assert!(
-        m.contains("a course starts") && !m.contains("reader"),
-        "{m}"
-    );
+    // And the posts that link back, listed with the comments.
+    for class in ["commentbody", "trackbacks-content"] {
+        let m = md(&post(class));
+        assert!(
+            m.contains("a course starts") && !m.contains("reader"),
+            "{class}: {m}"
+        );
+    }
     let m = md(&post("commentary"));
     assert!(
         m.contains("a course starts") && m.contains("second reader"),
