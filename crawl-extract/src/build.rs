@@ -57,19 +57,20 @@ const REVEAL_SHARE: f64 = 0.5;
 const REVEAL_PARTS_SHARE: f64 = 0.75;
 /// Most columns a table cell spans when laid on the grid.
 const MAX_COLSPAN: u16 = 32;
+/// Most rows a table cell spans when laid on the grid.
+const MAX_ROWSPAN: u16 = 1000;
+
 /// Whether `c` is all that `p` holds, white space aside.
 fn only_child(tree: &Tree, p: u32, c: u32) -> bool {
     tree.children(p)
         .all(|x| x == c || tree.text_of(x).is_some_and(|t| t.trim().is_empty()))
 }
 
-/// Most rows a table cell spans when laid on the grid.
-const MAX_ROWSPAN: u16 = 1000;
-
 /// Shows the panels a disclosure opens: elements with an id named by the `aria-controls`
 /// of a toggle that carries `aria-expanded` (an accordion's sections, a FAQ's answers, a
-/// "read more"), hidden by `hidden`, `aria-hidden` or a toggled style. One click shows
-/// them to any reader, so they are the page's text, not text hidden from its readers.
+/// "read more"), hidden by `hidden`, `aria-hidden` or a toggled style, themselves or by
+/// wrappers that hold nothing else. One click shows them to any reader, so they are the
+/// page's text, not text hidden from its readers.
 ///
 /// Then shows the elements hidden by a toggled style (`opacity:0`, `display:none`) that hold
 /// the page: its `<h1>` or `<main>` (or lie inside `<main>`) and at least [`REVEAL_SHARE`]

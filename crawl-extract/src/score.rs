@@ -1687,8 +1687,8 @@ fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead, notes: bo
 }
 
 /// The chosen content `cur` widened to its parent when a sibling after it holds the
-/// text's footnotes (`notes_after`): the notes are kept with `cur`, the parent's other
-/// children are removed. Returns the new root (`cur` when no notes follow it).
+/// text's footnotes or the rest of its sections (`notes_after`): those are kept with
+/// `cur`, the parent's other children are removed. Returns the new root (`cur` when no notes follow it).
 fn with_notes(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
     let parent = match tree.nodes.get(cur as usize) {
         Some(n) if cur != 0 && n.parent != NONE => n.parent,
@@ -1706,7 +1706,8 @@ fn with_notes(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
     parent
 }
 
-/// Siblings after `x` that hold its footnotes: a block classed `footnote(s)` (texi2any's
+/// Siblings after `x` that hold its footnotes, and the block right after it when that
+/// continues it ([`continuation`]). Footnotes: a block classed `footnote(s)` (texi2any's
 /// `div.footnote` beside `div.top`, Pandoc's `section.footnotes`) or with role
 /// `doc-endnotes`, not removed, text rather than links, holding an element whose id a
 /// `#fragment` link in `x` points to (the note's number in the text).
