@@ -277,3 +277,30 @@ fn many_quotes_of_a_long_post() {
     let quoted = a.markdown.matches("> word").count();
     assert!(quoted > 0 && quoted < 3_000, "{quoted}");
 }
+
+#[test]
+fn panels_in_deep_collapsed_wrappers() {
+    // Each named panel walks up through the wrappers that hold only it: 2,000 panels in
+    // 40 collapsed wrappers each are shown in one pass over the tree and short walks.
+    let wrap = "<div style='height:0;overflow:hidden'>";
+    let one = |n: u32| {
+        format!(
+            "<button aria-expanded='false' aria-controls='p{n}'>Question {n}</button>{}\
+             <div id='p{n}'>Answer number {n}.</div>{}",
+            wrap.repeat(40),
+            "</div>".repeat(40)
+        )
+    };
+    let html: String = (0..2_000).map(one).collect();
+    let (a, b) = both(&format!("<main><h1>FAQ</h1>{html}</main>"));
+    assert!(
+        a.markdown.contains("Answer number 1999.") && b.markdown.contains("Answer number 1999.")
+    );
+    // Twenty thousand collapsed boxes that no toggle names stay hidden.
+    let many = format!(
+        "<main><h1>Page</h1><p>Shown text.</p>{}</main>",
+        "<div style='max-height:0;overflow:hidden'><p>closed box</p></div>".repeat(20_000)
+    );
+    let (a, _) = both(&many);
+    assert!(a.markdown.contains("Shown text.") && !a.markdown.contains("closed box"));
+}
