@@ -1738,9 +1738,18 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         })
         .take(NOTES_MAX)
         .collect();
-    let more = continuation(tree, x, removed, lead);
+    // The blocks that continue `x`, one after another.
+    let mut more = Vec::new();
+    let mut last = x;
+    while more.len() < CONTINUED_MAX {
+        let Some(n) = continuation(tree, x, last, removed, lead) else {
+            break;
+        };
+        more.push(n);
+        last = n;
+    }
     if notes.is_empty() {
-        return more.into_iter().collect();
+        return more;
     }
     // The fragments the text links to.
     let end = super::markdown::subtree_end(tree, x);
@@ -1753,10 +1762,16 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         let end = super::markdown::subtree_end(tree, n).min(n + NOTES_SCAN);
         (n..end).any(|i| tree.attrs(i).is_some_and(|a| targets.contains(&*a.id)))
     });
-    notes.extend(more.filter(|m| !notes.contains(m)));
+    for m in more {
+        if !notes.contains(&m) {
+            notes.push(m);
+        }
+    }
     notes
 }
 
+/// Most blocks kept after the content as its continuation ([`continuation`]).
+const CONTINUED_MAX: usize = 8;
 /// Most note blocks kept after the content, and nodes of each looked at for the ids the
 /// text links to.
 const NOTES_MAX: usize = 4;
@@ -1894,12 +1909,13 @@ fn titled_sections(
     })
 }
 
-/// The block right after `x` when it continues the document `x` holds: prose (at least
+/// The block right after `after` (`x`, or a block already continuing it) when it continues
+/// the document `x` holds: prose (at least
 /// [`SECTION_PROSE_MIN`] bytes in paragraphs, few links) whose first heading, not a link,
 /// has a rank (`<h2>`–`<h6>`) among the headings inside `x`. A layout that splits the
 /// text into blocks side by side or one under another (the list, then the closing
 /// section) leaves the rest of the document there.
-fn continuation(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Option<u32> {
+fn continuation(tree: &Tree, x: u32, after: u32, removed: &[bool], lead: &Lead) -> Option<u32> {
     // The headings in `n` (not in removed blocks), in order.
     let headings = |n: u32| {
         let end = super::markdown::subtree_end(tree, n);
@@ -1922,7 +1938,7 @@ fn continuation(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Option<u3
     let p = tree.nodes.get(x as usize)?.parent;
     let next = tree
         .children(p)
-        .skip_while(|&c| c != x)
+        .skip_while(|&c| c != after)
         .skip(1)
         .find(|&c| !removed[c as usize] && tree.tag(c).is_some() && lead.text[c as usize] > 0)?;
     let i = next as usize;

@@ -510,6 +510,15 @@ fn the_section_after_the_chosen_block_that_continues_it_stays() {
         m.contains("Car maintenance") && m.contains("Trained technicians"),
         "{m}"
     );
+    // And the blocks after it that go on the same way.
+    let more = "<div class='block'><h3>Book online</h3><p>Choose a time that suits you, and \
+        a technician will have the car washed, checked and ready for you when you come back for it \
+        in the evening.</p></div>";
+    let m = md(&page(&format!("{closing}{more}")));
+    assert!(
+        m.contains("Trained technicians") && m.contains("Choose a time"),
+        "{m}"
+    );
     // Not a footer, a teaser under a linked heading, or prose under a heading of a rank
     // the text does not use.
     for other in [
