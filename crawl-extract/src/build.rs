@@ -101,19 +101,17 @@ fn reveal(
         }
     }
     // A panel whose wrapper the toggle hides instead (Chakra's `chakra-collapse`, a slide
-    // animation's box): wrappers that hold the panel and nothing else open with it.
-    let stored_any = !(toggled.is_empty() && panels.is_empty());
-    if stored_any && !controls.is_empty() {
+    // animation's box): wrappers that hold the panel and nothing else open with it. (A
+    // hidden element with stored children is one kept for `reveal`: the others were
+    // dropped with their subtree while parsing. Only pages that kept some pay the pass.)
+    if !(controls.is_empty() || toggled.is_empty() && panels.is_empty()) {
         for n in 1..tree.nodes.len() as u32 {
             if !named(tree, n) {
                 continue;
             }
             let (mut c, mut p) = (n, tree.nodes[n as usize].parent);
             while p != 0 && only_child(tree, p, c) {
-                let stored = toggled.binary_search(&p).is_ok() || panels.binary_search(&p).is_ok();
-                if tree.nodes[p as usize].hidden && stored {
-                    tree.nodes[p as usize].hidden = false;
-                }
+                tree.nodes[p as usize].hidden = false;
                 (c, p) = (p, tree.nodes[p as usize].parent);
             }
         }

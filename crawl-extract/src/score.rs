@@ -1706,8 +1706,8 @@ fn with_notes(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
     parent
 }
 
-/// Siblings after `x` that hold its footnotes, and the block right after it when that
-/// continues it ([`continuation`]). Footnotes: a block classed `footnote(s)` (texi2any's
+/// Siblings after `x` that hold its footnotes, and the blocks right after it that
+/// continue it ([`continuations`]). Footnotes: a block classed `footnote(s)` (texi2any's
 /// `div.footnote` beside `div.top`, Pandoc's `section.footnotes`) or with role
 /// `doc-endnotes`, not removed, text rather than links, holding an element whose id a
 /// `#fragment` link in `x` points to (the note's number in the text).
@@ -1738,16 +1738,7 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         })
         .take(NOTES_MAX)
         .collect();
-    // The blocks that continue `x`, one after another.
-    let mut more = Vec::new();
-    let mut last = x;
-    while more.len() < CONTINUED_MAX {
-        let Some(n) = continuation(tree, x, last, removed, lead) else {
-            break;
-        };
-        more.push(n);
-        last = n;
-    }
+    let more = continuations(tree, x, removed, lead);
     if notes.is_empty() {
         return more;
     }
@@ -1770,7 +1761,7 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
     notes
 }
 
-/// Most blocks kept after the content as its continuation ([`continuation`]).
+/// Most blocks kept after the content as its continuation ([`continuations`]).
 const CONTINUED_MAX: usize = 8;
 /// Most note blocks kept after the content, and nodes of each looked at for the ids the
 /// text links to.
@@ -1909,13 +1900,13 @@ fn titled_sections(
     })
 }
 
-/// The block right after `after` (`x`, or a block already continuing it) when it continues
-/// the document `x` holds: prose (at least
-/// [`SECTION_PROSE_MIN`] bytes in paragraphs, few links) whose first heading, not a link,
-/// has a rank (`<h2>`–`<h6>`) among the headings inside `x`. A layout that splits the
-/// text into blocks side by side or one under another (the list, then the closing
-/// section) leaves the rest of the document there.
-fn continuation(tree: &Tree, x: u32, after: u32, removed: &[bool], lead: &Lead) -> Option<u32> {
+/// The blocks right after `x`, one after another (at most [`CONTINUED_MAX`]), that
+/// continue the document `x` holds: each is prose (at least [`SECTION_PROSE_MIN`] bytes
+/// in paragraphs, few links), not chrome, and its first heading, not a link, has a rank
+/// (`<h2>`–`<h6>`) among the headings inside `x`. A layout that splits the text into
+/// blocks side by side or one under another (the list, then the closing section) leaves
+/// the rest of the document there.
+fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
     // The headings in `n` (not in removed blocks), in order.
     let headings = |n: u32| {
         let end = super::markdown::subtree_end(tree, n);
@@ -1935,24 +1926,41 @@ fn continuation(tree: &Tree, x: u32, after: u32, removed: &[bool], lead: &Lead) 
             None
         })
     };
-    let p = tree.nodes.get(x as usize)?.parent;
-    let next = tree
-        .children(p)
-        .skip_while(|&c| c != after)
-        .skip(1)
-        .find(|&c| !removed[c as usize] && tree.tag(c).is_some() && lead.text[c as usize] > 0)?;
-    let i = next as usize;
-    if chrome_hint(tree, next, false) != 0
-        || f64::from(lead.ptext[i]) < SECTION_PROSE_MIN
-        || f64::from(lead.link[i]) > LEAD_LINK_SHARE * f64::from(lead.text[i])
-    {
-        return None;
+    let p = tree.nodes.get(x as usize).map_or(NONE, |n| n.parent);
+    // The ranks `x`'s own headings use, as bits: read once, and only when a block after
+    // it gets that far.
+    let mut ranks: Option<u8> = None;
+    let mut more = Vec::new();
+    let after = tree.children(p).skip_while(|&c| c != x).skip(1);
+    for c in after.filter(|&c| !removed[c as usize] && tree.tag(c).is_some()) {
+        let i = c as usize;
+        if lead.text[i] == 0 {
+            continue;
+        }
+        if more.len() == CONTINUED_MAX
+            || chrome_hint(tree, c, false) != 0
+            || f64::from(lead.ptext[i]) < SECTION_PROSE_MIN
+            || f64::from(lead.link[i]) > LEAD_LINK_SHARE * f64::from(lead.text[i])
+        {
+            break;
+        }
+        let Some((h, l)) = headings(c).next() else {
+            break;
+        };
+        if l < 2 || lead.link[h as usize] >= lead.text[h as usize] {
+            break;
+        }
+        let ranks = *ranks.get_or_insert_with(|| {
+            headings(x)
+                .filter(|&(_, r)| r > 1)
+                .fold(0, |m, (_, r)| m | 1 << r)
+        });
+        if ranks & 1 << l == 0 {
+            break;
+        }
+        more.push(c);
     }
-    let (h, l) = headings(next).next()?;
-    if l < 2 || lead.link[h as usize] >= lead.text[h as usize] {
-        return None;
-    }
-    headings(x).any(|(_, r)| r == l).then_some(next)
+    more
 }
 
 /// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a
