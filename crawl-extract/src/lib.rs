@@ -70,7 +70,10 @@ impl Default for ExtractOptions {
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Extracted {
-    /// Main-content markdown, without front matter.
+    /// Main-content markdown, without front matter. In main-content mode, a page whose
+    /// content comes out with fewer than 10 words (a thread or a shop built by script and
+    /// fetched without it) gets its meta description after it, as plain text, when that
+    /// says more.
     pub markdown: String,
     /// `<title>`, else `og:title`, else the first `<h1>`; whitespace collapsed.
     pub title: Option<String>,
@@ -154,9 +157,81 @@ fn extract_with(
         (Some(_), Some(d)) => with_product_description(md, d, opts, &base, page_url),
         _ => md,
     };
+    let md = match &selection {
+        Some(_) => with_description(md, &tree, opts, &base, page_url),
+        None => md,
+    };
     let mut out = meta::metadata(&tree, &base);
     out.markdown = md;
     out
+}
+
+/// Markdown of fewer words than this counts as a page that shows next to nothing.
+const THIN_WORDS: usize = 10;
+
+/// The page's markdown with its meta description added when the main content shows next
+/// to nothing (fewer than [`THIN_WORDS`] words) and the description says more: a page built
+/// by script and fetched without it (a forum thread whose posts a script loads, a shop's
+/// app shell) still declares what it is about, and that is more than an empty document
+/// tells a knowledge base. The longer of `<meta name="description">` and `og:description`
+/// (sites truncate one of them), as plain text after what the markdown holds.
+fn with_description(
+    md: String,
+    tree: &tree::Tree,
+    opts: &ExtractOptions,
+    base: &Url,
+    page_url: &Url,
+) -> String {
+    let shown = md.split_whitespace().count();
+    if shown >= THIN_WORDS {
+        return md;
+    }
+    let f = &tree.facts;
+    let Some(description) = [f.description.as_deref(), f.og_description.as_deref()]
+        .into_iter()
+        .flatten()
+        .max_by_key(|d| d.split_whitespace().count())
+    else {
+        return md;
+    };
+    let said = description.split_whitespace().count();
+    if said < THIN_WORDS || said <= shown {
+        return md;
+    }
+    let text = fragment(
+        &format!("<p>{}</p>", escape_html(description)),
+        opts,
+        base,
+        page_url,
+    );
+    match md.trim_end() {
+        "" => format!("{}\n", text.trim()),
+        head => format!("{head}\n\n{}\n", text.trim()),
+    }
+}
+
+/// `text` with the characters HTML gives meaning to written as references.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The markdown of an HTML fragment converted whole, as a page of its own.
+fn fragment(html: &str, opts: &ExtractOptions, base: &Url, page_url: &Url) -> String {
+    let sub_opts = ExtractOptions {
+        main_content: false,
+        ..opts.clone()
+    };
+    let sub = tree::Tree::parse(html, &sub_opts);
+    markdown::Md::new(&sub, &sub_opts, base, page_url, None).render(0)
 }
 
 /// The page's markdown with its schema.org `Product` description added when the page
@@ -181,12 +256,7 @@ fn with_product_description(
     if description.len() > 20_000 {
         return md;
     }
-    let sub_opts = ExtractOptions {
-        main_content: false,
-        ..opts.clone()
-    };
-    let sub = tree::Tree::parse(description, &sub_opts);
-    let text = markdown::Md::new(&sub, &sub_opts, base, page_url, None).render(0);
+    let text = fragment(description, opts, base, page_url);
     let text = text.trim();
     if text.split_whitespace().count() < 15 {
         return md;

@@ -107,6 +107,46 @@ fn a_product_description_held_in_structured_data_is_content() {
 }
 
 #[test]
+fn a_page_that_shows_next_to_nothing_gives_its_description() {
+    // A forum thread whose posts a script loads: the body is a header and an empty
+    // section; the thread's first post is only in the metadata (the plain description
+    // truncated, `og:description` whole).
+    let post = "I have nothing smart in my flat yet, so I want to start: a camera, an alarm \
+        on the door and a sensor in the living room. Which brand is best, and where can I \
+        buy it at a fair price? 2 * 3 <b>not bold</b>";
+    let page = |body: &str| {
+        format!(
+            "<html><head><title>Where to start?</title>\
+             <meta name=\"description\" content=\"I have nothing smart in my flat&hellip;\">\
+             <meta property=\"og:description\" content=\"{}\"></head><body><header>\
+             <a href='/'>Forum</a> <a href='/latest'>Latest</a></header>{body}</body></html>",
+            post.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('"', "&quot;")
+        )
+    };
+    let m = md(&page("<section id='main'></section>"));
+    assert!(m.contains("I have nothing smart in my flat yet"), "{m}");
+    // Written as text: markdown and HTML characters escaped.
+    assert!(
+        m.ends_with("a fair price? 2 \\* 3 \\<b>not bold\\</b>\n"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("flat…"),
+        "the longer description is the one given: {m}"
+    );
+    // A page with text of its own keeps only its own.
+    let own = "<main><h1>Where to start?</h1><p>Start with one sensor and one hub, then add \
+        rooms as you go; most hubs speak every common protocol.</p></main>";
+    let m = md(&page(own));
+    assert!(!m.contains("nothing smart"), "{m}");
+    assert!(m.contains("Start with one sensor"), "{m}");
+    // Nor in whole-page mode, which converts what the page shows.
+    assert!(!whole(&page("")).contains("nothing smart"));
+}
+
+#[test]
 fn a_short_article_beside_a_story_list_as_long_is_chosen() {
     // Two short paragraphs under the page's title, a sidebar of teasers with as much
     // text: too little prose for the prose rule alone, but the title and all the prose
