@@ -1562,7 +1562,16 @@ fn with_title(
         && title_block(lead, removed, head)
         && (ttag == Tag::H1 || heading_block(lead, head))
         && clean_title(tree, head, ttag);
-    if !(alone || lead.is(head, removed)) {
+    // Or a reference page's preamble: it opens with the `<h1>`, holds prose, is not
+    // mostly links, and the content is one of its sections (opens with a lesser heading).
+    let preamble = !forum_page
+        && ttag == Tag::H1
+        && opening_level(tree, head) == Some(1)
+        && opening_level(tree, path).is_some_and(|l| l > 1)
+        && !removed[head as usize]
+        && f64::from(lead.ptext[head as usize]) >= SECTION_PROSE_MIN
+        && 2 * lead.link[head as usize] <= lead.text[head as usize];
+    if !(alone || preamble || lead.is(head, removed)) {
         return None;
     }
     // Keep the title block and the path down to `cur`; remove every other branch.
@@ -1903,9 +1912,12 @@ fn titled_sections(
 /// The blocks right after `x`, one after another (at most [`CONTINUED_MAX`]), that
 /// continue the document `x` holds: each is prose (at least [`SECTION_PROSE_MIN`] bytes
 /// in paragraphs, few links), not chrome, and its first heading, not a link, has a rank
-/// (`<h2>`–`<h6>`) among the headings inside `x`. A layout that splits the text into
+/// (`<h2>`–`<h6>`) among the headings inside `x`, or any such rank when `x` holds the
+/// page's `<h1>` (its sections, whatever their level). A layout that splits the text into
 /// blocks side by side or one under another (the list, then the closing section) leaves
-/// the rest of the document there.
+/// the rest of the document there. Blocks of links without prose between them are passed
+/// over, not kept: a reference page's box of quick links between its preamble and its
+/// sections (Apache httpd's `div#quickview`).
 fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
     // The headings in `n` (not in removed blocks), in order.
     let headings = |n: u32| {
@@ -1934,7 +1946,7 @@ fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32>
     let after = tree.children(p).skip_while(|&c| c != x).skip(1);
     for c in after.filter(|&c| !removed[c as usize] && tree.tag(c).is_some()) {
         let i = c as usize;
-        if lead.text[i] == 0 {
+        if lead.text[i] == 0 || lead.ptext[i] == 0 && 2 * lead.link[i] > lead.text[i] {
             continue;
         }
         if more.len() == CONTINUED_MAX
@@ -1950,12 +1962,8 @@ fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32>
         if l < 2 || lead.link[h as usize] >= lead.text[h as usize] {
             break;
         }
-        let ranks = *ranks.get_or_insert_with(|| {
-            headings(x)
-                .filter(|&(_, r)| r > 1)
-                .fold(0, |m, (_, r)| m | 1 << r)
-        });
-        if ranks & 1 << l == 0 {
+        let ranks = *ranks.get_or_insert_with(|| headings(x).fold(0, |m, (_, r)| m | 1 << r));
+        if ranks & (1 << l | 1 << 1) == 0 {
             break;
         }
         more.push(c);

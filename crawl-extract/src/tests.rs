@@ -559,8 +559,24 @@ fn the_section_after_the_chosen_block_that_continues_it_stays() {
         m.contains("Trained technicians") && m.contains("Choose a time"),
         "{m}"
     );
-    // Not a footer, a teaser under a linked heading, or prose under a heading of a rank
-    // the text does not use.
+    // Under the page's title, a section of another rank is one of its sections too.
+    let m = md(&page(&closing.replace("h3>", "h2>")));
+    assert!(m.contains("## Visit a service centre"), "{m}");
+    // Without the title, only a heading of a rank the text uses continues it.
+    let untitled = |after: &str| {
+        page(after).replace(
+            "<h1>Car maintenance schedule</h1>",
+            "<h2>Car maintenance schedule</h2>",
+        )
+    };
+    let m = md(&untitled(closing));
+    assert!(m.contains("Trained technicians"), "{m}");
+    let m = md(&untitled(&closing.replace("h3>", "h4>")));
+    assert!(
+        m.contains("Car maintenance") && !m.contains("Trained technicians"),
+        "{m}"
+    );
+    // Not a footer or a teaser under a linked heading.
     for other in [
         closing
             .replace("<div class='block'>", "<footer>")
@@ -569,7 +585,6 @@ fn the_section_after_the_chosen_block_that_continues_it_stays() {
             "<h3>Visit a service centre</h3>",
             "<h3><a href='/centres'>Visit a service centre</a></h3>",
         ),
-        closing.replace("h3>", "h2>"),
     ] {
         let m = md(&page(&other));
         assert!(

@@ -2370,3 +2370,130 @@ fn a_see_also_of_one_link_is_kept() {
     assert!(m.contains("[`env-purge-doc`]("), "{m}");
     assert_eq!(m.matches("See also").count(), 2, "{m}");
 }
+
+#[test]
+fn a_reference_pages_sections_after_its_preamble_and_quick_links_are_kept() {
+    // Apache httpd's module pages: the title, a summary under a lesser heading, a box of
+    // quick links, then one section per directive under headings of a rank the preamble
+    // does not use.
+    let directive = |name: &str| {
+        format!(
+            "<div class='directive-section'><h2 id='{name}'>{name} Directive</h2>\
+             <table class='directive'><tr><th><a href='directive-dict.html#Syntax'>Syntax:</a>\
+             </th><td><code>{name} bytes</code></td></tr></table><p>The <code>{name}</code> \
+             directive specifies the amount of data in bytes that will be buffered before \
+             being read from or written to each request.</p></div>"
+        )
+    };
+    let page = |sections: &str| {
+        format!(
+            "<html><body><div id='page-header'><a href='/'>Modules</a> <a href='/faq'>FAQ</a>\
+             </div><div id='page-content'><div id='preamble'><h1>Apache Module mod_buffer</h1>\
+             <table class='module'><tr><th><a href='module-dict.html#Status'>Status:</a></th>\
+             <td>Extension</td></tr></table><h3>Summary</h3>{}{}</div>\
+             <div id='quickview'><h3 class='directives'>Directives</h3><ul id='toc'><li>\
+             <img alt='' src='down.gif'> <a href='#BufferSize'>BufferSize</a></li></ul>\
+             <h3>Bugfix checklist</h3><ul class='seealso'><li><a href='https://example.org/\
+             CHANGES'>httpd changelog</a></li><li><a href='https://bz.example.org/buglist'>Known \
+             issues</a></li><li><a href='https://bz.example.org/enter_bug'>Report a bug</a></li>\
+             </ul><h3>See also</h3><ul class='seealso'><li><a href='../filter.html'>Filters</a>\
+             </li></ul></div><div class='top'><a href='#page-header'><img alt='top' src='up.gif'>\
+             </a></div>{sections}</div><div id='footer'><p>Copyright The Apache Software \
+             Foundation.</p></div></body></html>",
+            para(
+                "This module provides the ability to buffer the input and output filter stacks.",
+                3
+            ),
+            para(
+                "Buffering the response may allow the backend to complete processing sooner.",
+                3
+            ),
+        )
+    };
+    for sections in [
+        directive("BufferSize"),
+        directive("BufferSize") + &directive("BufferLimit"),
+    ] {
+        let m = md(&page(&sections));
+        assert!(m.starts_with("# Apache Module mod_buffer"), "{m}");
+        assert!(m.contains("## BufferSize Directive"), "{m}");
+        assert!(m.contains("The `BufferSize` directive specifies"), "{m}");
+        assert_eq!(
+            m.contains("BufferLimit"),
+            sections.contains("BufferLimit"),
+            "{m}"
+        );
+        assert!(!m.contains("Copyright"), "{m}");
+    }
+    // A long section after a short preamble of links and metadata: the content picker
+    // goes to the section, and the preamble (the title, the summary) comes with it.
+    let long = directive("UserDir").replace(
+        "</div>",
+        &format!(
+            "{}<h3>Merging details</h3>{}</div>",
+            para(
+                "Lists of specific usernames and directories are merged in the order given.",
+                6
+            ),
+            para(
+                "Either form may be used in virtual hosts and in the main server config.",
+                6
+            )
+        ),
+    );
+    let short = page(&long).replace(
+        &para(
+            "Buffering the response may allow the backend to complete processing sooner.",
+            3,
+        ),
+        "",
+    );
+    let short = short.replacen(
+        &para(
+            "This module provides the ability to buffer the input and output filter stacks.",
+            3,
+        ),
+        "<p><span>Available Languages: </span><a href='/en/'>en</a> | <a href='/fr/'>fr</a> | \
+         <a href='/ja/'>ja</a></p><p>This module provides user-specific directories, \
+         reached with the <code>http://example.com/~user/</code> syntax.</p>",
+        1,
+    );
+    let row = |k: &str, v: &str| {
+        format!("<tr><th><a href='module-dict.html#{k}'>{k}:</a></th><td>{v}</td></tr>")
+    };
+    let table = [
+        row("Description", "User-specific directories"),
+        row("Status", "Base"),
+        row("Module Identifier", "userdir_module"),
+        row("Source File", "mod_userdir.c"),
+        row("Compatibility", "Available in Apache 2.0 and later"),
+    ]
+    .concat();
+    let short = short.replace(
+        "<tr><th><a href='module-dict.html#Status'>Status:</a></th><td>Extension</td></tr>",
+        &table,
+    );
+    let m = md(&short);
+    assert!(m.starts_with("# Apache Module mod_buffer"), "{m}");
+    assert!(
+        m.contains("### Summary") && m.contains("user-specific directories"),
+        "{m}"
+    );
+    assert!(
+        m.contains("## UserDir Directive") && m.contains("### Merging details"),
+        "{m}"
+    );
+    // Not a title block of links without prose of its own (a header of menus).
+    let menus = (0..12)
+        .map(|i| format!("<a href='/m{i}'>Module number {i}</a> "))
+        .collect::<String>();
+    let m = md(&short.replace(
+        "<p>This module provides user-specific directories, reached with the \
+         <code>http://example.com/~user/</code> syntax.</p>",
+        &format!("<p>{menus}</p>"),
+    ));
+    assert!(
+        m.starts_with("## UserDir Directive") && !m.contains("Module number"),
+        "{m}"
+    );
+}
