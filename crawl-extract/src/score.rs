@@ -1485,7 +1485,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         Some(t) => (&kept_top[..], tree.tag(t).unwrap_or(Tag::H1)),
         None => (&kept_h1[..], Tag::H1),
     };
-    if (page_h1s == 1 || top.is_some()) && !article_page && !kept_t[root as usize] {
+    // A page whose `<h1>`s all say the same has one title (a top bar's copy of it above
+    // the content's own: Erlang/OTP's reference pages).
+    let one_title = page_h1s == 1 || (2..=3).contains(&page_h1s) && same_titles(tree, &title);
+    if (one_title || top.is_some()) && !article_page && !kept_t[root as usize] {
         if let Some(r) = with_title(tree, root, &mut removed, kept_t, ttag, &lead, forum_page) {
             return (Selection { root: r, removed }, forum_page);
         }
@@ -1943,15 +1946,41 @@ fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32>
     // it gets that far.
     let mut ranks: Option<u8> = None;
     let mut more = Vec::new();
+    // The level of the heading `x` opens with: blocks beside it that open with a heading
+    // of that level are its sibling sections, prose or not (a reference's "Data Types"
+    // beside its "Description"), and such a heading standing alone is kept with the block
+    // after it, its body (not when no body follows: Scaladoc's empty "Inherited from"
+    // groups).
+    let own = opening_level(tree, x).filter(|&l| l > 1);
+    let mut title: Option<u32> = None;
     let after = tree.children(p).skip_while(|&c| c != x).skip(1);
     for c in after.filter(|&c| !removed[c as usize] && tree.tag(c).is_some()) {
         let i = c as usize;
         if lead.text[i] == 0 || lead.ptext[i] == 0 && 2 * lead.link[i] > lead.text[i] {
             continue;
         }
-        if more.len() == CONTINUED_MAX
-            || chrome_hint(tree, c, false) != 0
-            || f64::from(lead.ptext[i]) < SECTION_PROSE_MIN
+        if more.len() >= CONTINUED_MAX || chrome_hint(tree, c, false) != 0 {
+            break;
+        }
+        let text = 2 * lead.link[i] <= lead.text[i];
+        let sibling = own.is_some()
+            && opening_level(tree, c) == own
+            && headings(c)
+                .next()
+                .is_some_and(|(h, _)| lead.link[h as usize] < lead.text[h as usize]);
+        if sibling && heading_block(lead, c) {
+            title = Some(c);
+            continue;
+        }
+        if let Some(t) = title.take().filter(|_| text) {
+            more.extend([t, c]);
+            continue;
+        }
+        if sibling && text {
+            more.push(c);
+            continue;
+        }
+        if f64::from(lead.ptext[i]) < SECTION_PROSE_MIN
             || f64::from(lead.link[i]) > LEAD_LINK_SHARE * f64::from(lead.text[i])
         {
             break;
@@ -1969,6 +1998,15 @@ fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32>
         more.push(c);
     }
     more
+}
+
+/// Whether the page's `<h1>`s (`title`, hidden ones aside) all hold the same text.
+fn same_titles(tree: &Tree, title: &[bool]) -> bool {
+    let mut keys = (0..title.len() as u32)
+        .filter(|&i| title[i as usize] && !tree.nodes[i as usize].hidden)
+        .map(|i| super::twins::text_key(tree, i, super::markdown::subtree_end(tree, i)));
+    let first = keys.next();
+    first.is_some_and(|k| k.1 > 0 && keys.all(|o| o == k))
 }
 
 /// Whether a sibling before `best` opens with the page's `<h1>` and reads as a lead (a

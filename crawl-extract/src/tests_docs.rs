@@ -2497,3 +2497,70 @@ fn a_reference_pages_sections_after_its_preamble_and_quick_links_are_kept() {
         "{m}"
     );
 }
+
+#[test]
+fn a_reference_page_titled_twice_keeps_its_title_and_every_section() {
+    // Erlang/OTP's reference pages: the title in a top bar and again above the content,
+    // then one wrapper per section: the description (most of the prose), data types in
+    // code, an "Exports" title standing alone and the functions' block after it.
+    let types = (0..6)
+        .map(|i| format!("<article class='data-types-body'><h4>type_{i}()</h4><code>type_{i}() = atom()</code></article>"))
+        .collect::<String>();
+    let funcs = (0..6)
+        .map(|i| {
+            format!(
+                "<article class='func'><h4 class='func-head'>add_thing_{i}(Server, Dir) -&gt; ok</h4>\
+                 <div class='REFBODY fun-types'><h3>Types</h3><div>Server = pid()</div></div>\
+                 <div class='exports-tube'><p>Adds thing {i} to the server.</p></div></article>"
+            )
+        })
+        .collect::<String>();
+    let page = |top: &str, after: &str| {
+        format!(
+            "<html><body><div class='topbar-title'><h1>{top}</h1></div><aside id='leftnav'>\
+             <nav><ul><li><a href='/a'>Applications</a></li><li><a href='/b'>Modules</a></li>\
+             </ul></nav></aside><div id='content'><div class='innertube'><center><h1>xref</h1>\
+             </center></div><div class='innertube'><h3>Module Summary</h3><div>A cross \
+             reference tool.</div></div><section class='description'><div class='innertube'>\
+             <h3>Description</h3><div class='REFBODY description-body'>{}{}</div></div>\
+             </section><div class='innertube'><h3>Data Types</h3>{types}</div>\
+             <div class='innertube'><h3>Exports</h3></div><div class='exports-body'>{funcs}\
+             </div>{after}</div><div class='footer'>Copyright Ericsson AB.</div></body></html>",
+            para(
+                "Xref is a cross reference tool that finds dependencies between functions.",
+                12
+            ),
+            para(
+                "Calls between functions are either local calls or external calls.",
+                12
+            ),
+        )
+    };
+    let see_also =
+        "<section class='innertube'><h3>See Also</h3><p>beam_lib(3), digraph(3)</p></section>";
+    let m = md(&page("xref", see_also));
+    assert!(m.starts_with("# xref\n"), "{m}");
+    for part in [
+        "### Description",
+        "### Data Types",
+        "type_5() = atom()",
+        "### Exports",
+        "#### add_thing_0(Server, Dir) -> ok",
+        "Adds thing 5 to the server.",
+        "### See Also",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(
+        !m.contains("Copyright") && !m.contains("Applications"),
+        "{m}"
+    );
+    // A section of links after them is not one of them.
+    let links = "<div class='innertube'><h3>Related</h3><ul><li><a href='/x'>Another module \
+        of the toolset</a></li><li><a href='/y'>Yet another module of the toolset</a></li></ul></div>";
+    let m = md(&page("xref", links));
+    assert!(
+        m.contains("Adds thing 5") && !m.contains("Another module"),
+        "{m}"
+    );
+}

@@ -213,7 +213,7 @@ pub(crate) fn hide_twins(tree: &mut Tree) -> bool {
 
 /// FNV-1a hash and length of the text of nodes `n + 1 .. end`, its words joined by single
 /// spaces (whitespace collapsed, as a reader sees it).
-fn text_key(tree: &Tree, n: u32, end: u32) -> (u64, usize) {
+pub(crate) fn text_key(tree: &Tree, n: u32, end: u32) -> (u64, usize) {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0100_0000_01b3;
     let (mut h, mut len) = (OFFSET, 0usize);
