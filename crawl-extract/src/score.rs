@@ -1477,7 +1477,6 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             x = tree.nodes[x as usize].parent;
         }
     }
-    let root = with_lead(tree, cur, &mut removed, &lead, !article_page);
     // The page's one title and its introduction, however far above the chosen content
     // they sit (a landing or category page's header section; not an article's, whose
     // headline and byline stand apart from its body on purpose).
@@ -1488,7 +1487,18 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // A page whose `<h1>`s all say the same has one title (a top bar's copy of it above
     // the content's own: Erlang/OTP's reference pages).
     let one_title = page_h1s == 1 || (2..=3).contains(&page_h1s) && same_titles(tree, &title);
-    if (one_title || top.is_some()) && !article_page && !kept_t[root as usize] {
+    let titled = (one_title || top.is_some()) && !article_page;
+    // A lead beside the content in the block that holds the title too (a reference page's
+    // description between its `<h1>` and its exports): the title decides what is kept
+    // there, or widening to the lead would drop the title and the sections around it.
+    let parent = tree.nodes[cur as usize].parent;
+    if titled && cur != 0 && parent != NONE && kept_t[parent as usize] && !kept_t[cur as usize] {
+        if let Some(r) = with_title(tree, cur, &mut removed, kept_t, ttag, &lead, forum_page) {
+            return (Selection { root: r, removed }, forum_page);
+        }
+    }
+    let root = with_lead(tree, cur, &mut removed, &lead, !article_page);
+    if titled && !kept_t[root as usize] {
         if let Some(r) = with_title(tree, root, &mut removed, kept_t, ttag, &lead, forum_page) {
             return (Selection { root: r, removed }, forum_page);
         }
@@ -1578,6 +1588,7 @@ fn with_title(
         return None;
     }
     // Keep the title block and the path down to `cur`; remove every other branch.
+    let path_level = opening_level(tree, path);
     let mut x = cur;
     while x != a {
         let p = tree.nodes[x as usize].parent;
@@ -1593,9 +1604,19 @@ fn with_title(
             after_head |= p == a && c == head;
             after_path |= c == x;
             let titled = tree.tag(c).is_some_and(Tag::is_heading) || starts_with_heading(tree, c);
+            // A section between the title and the content, under a heading no lesser than
+            // the content's own and not a menu, is one of the document's: a reference
+            // page's "Data Types" of signatures before its "Exports".
+            let section = p == a
+                && !removed[c as usize]
+                && opening_level(tree, c)
+                    .is_some_and(|l| l > 1 && path_level.is_none_or(|pl| l <= pl))
+                && 2 * lead.link[c as usize].saturating_sub(lead.hlink[c as usize])
+                    <= lead.text[c as usize];
             let sub_title = after_head
                 && !after_path
                 && (titled && title_block(lead, removed, c) && (p == a || heading_block(lead, c))
+                    || section
                     || p == a && lead.is(c, removed)
                     || tree.tag(c) == Some(Tag::Pre) && !removed[c as usize]);
             let kept = c == x || p == a && c == head || sub_title || notes.contains(&c);

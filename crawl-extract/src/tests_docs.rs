@@ -2564,3 +2564,58 @@ fn a_reference_page_titled_twice_keeps_its_title_and_every_section() {
         "{m}"
     );
 }
+
+#[test]
+fn a_reference_page_whose_functions_outweigh_its_description_keeps_its_title_and_every_section() {
+    // Erlang/OTP's socket module: the functions' block holds most of the text, so it is
+    // the content, and the description before it is its lead. The title, the summary,
+    // the data types (signatures, no prose) and the "Exports" title sit beside them in
+    // the same wrapper, and stay.
+    let types = (0..8)
+        .map(|i| {
+            format!(
+                "<article class='data-types-body'><h4><span class='bold_code'>\
+                 sock_type_{i}() = stream | dgram | raw</span></h4>\
+                 <div class='data-type-desc'></div></article>"
+            )
+        })
+        .collect::<String>();
+    let funcs = (0..30)
+        .map(|i| {
+            format!(
+                "<div class='exports-tube'><h4>send_{i}(Socket, Data) -&gt; ok</h4>\
+                 <div class='REFBODY rb-4'><p>Sends data {i} on a connected socket and \
+                 returns when the operating system has taken all of it, or an error.</p>\
+                 </div></div>"
+            )
+        })
+        .collect::<String>();
+    let html = format!(
+        "<html><body><div class='topbar-title'><h1>socket</h1></div><aside id='leftnav'>\
+         <nav><ul><li><a href='/a'>Applications</a></li><li><a href='/b'>Modules</a></li>\
+         </ul></nav></aside><div id='content'><div class='innertube'><center><h1>socket</h1>\
+         </center></div><div class='innertube'><h3>Module Summary</h3><div>Socket \
+         interface.</div></div><section class='description'><div class='innertube'>\
+         <h3>Description</h3><div class='REFBODY description-body'>{}<div class='note'>\
+         <div class='label'>Note</div>{}</div></div></div></section><div class='innertube'>\
+         <h3>Data Types</h3>{types}</div><div class='innertube'><h3>Exports</h3></div>\
+         <div class='exports-body'>{funcs}</div></div><div class='footer'>Copyright \
+         Ericsson AB.</div></body></html>",
+        para("This module provides an API for network sockets.", 3),
+        para("Some functions allow for an asynchronous call.", 3),
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# socket\n"), "{m}");
+    for part in [
+        "### Module Summary",
+        "### Description",
+        "### Data Types",
+        "sock_type_7() = stream | dgram | raw",
+        "### Exports",
+        "#### send_0(Socket, Data) -> ok",
+        "Sends data 29",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("Copyright") && !m.contains("Applications"), "{m}");
+}
