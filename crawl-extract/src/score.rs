@@ -1989,7 +1989,9 @@ fn continuations(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32>
             && headings(c)
                 .next()
                 .is_some_and(|(h, _)| lead.link[h as usize] < lead.text[h as usize]);
-        if sibling && heading_block(lead, c) {
+        // Titles standing alone: headings of that one level and nothing else (a block of
+        // lesser headings under its title, a section of signatures, is a body).
+        if sibling && heading_block(lead, c) && headings(c).all(|(_, l)| Some(l) == own) {
             title = Some(c);
             continue;
         }

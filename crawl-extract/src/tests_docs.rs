@@ -2617,5 +2617,53 @@ fn a_reference_page_whose_functions_outweigh_its_description_keeps_its_title_and
     ] {
         assert!(m.contains(part), "{part}: {m}");
     }
-    assert!(!m.contains("Copyright") && !m.contains("Applications"), "{m}");
+    assert!(
+        !m.contains("Copyright") && !m.contains("Applications"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_section_of_signatures_after_the_content_is_a_body_not_a_title() {
+    // Erlang/OTP's xref: the description is the content; after it, "Data Types" holds
+    // nothing but `<h4>` signatures under its `<h3>`, then the "Exports" title stands
+    // alone before the functions. A block of lesser headings under its title is a
+    // section's body; titles of one level and nothing else (Scaladoc's empty "Inherited
+    // from" groups) are not.
+    let types = (0..6)
+        .map(|i| format!("<h4 class='data-type-name'><span class='bold_code'><a name='type-t{i}'>t{i}()</a> = atom()</span></h4><div class='data-type-desc'></div>"))
+        .collect::<String>();
+    let funcs = (0..4)
+        .map(|i| format!("<div class='exports-tube'><h4>add_{i}(Server) -&gt; ok</h4><div><p>Adds thing {i}.</p></div></div>"))
+        .collect::<String>();
+    let inherited = (0..4)
+        .map(|i| format!("<div class='parent'><h3>Inherited from Base{i}</h3></div>"))
+        .collect::<String>();
+    let html = format!(
+        "<html><body><div id='content'><div class='innertube'><h1>xref</h1></div>\
+         <section class='description'><div class='innertube'><h3>Description</h3><div>{}{}\
+         </div></div></section><div class='innertube'><h3>Data Types</h3>\
+         <article class='data-types-body'>{types}</article></div><div class='innertube'>\
+         <h3>Exports</h3></div><div class='exports-body'>{funcs}</div>\
+         <div id='inherited'>{inherited}</div></div></body></html>",
+        para(
+            "Xref is a cross reference tool that finds dependencies between functions.",
+            12
+        ),
+        para(
+            "Calls between functions are either local calls or external calls.",
+            12
+        ),
+    );
+    let m = md(&html);
+    for part in [
+        "### Description",
+        "### Data Types",
+        "t5() = atom()",
+        "### Exports",
+        "Adds thing 3.",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("Inherited from"), "{m}");
 }
