@@ -488,7 +488,7 @@ fn is_signature(tok: &str) -> bool {
 fn opens_section(tree: &Tree, n: u32) -> bool {
     match previous(tree, n) {
         Previous::None => true,
-        Previous::Element(t) => t.is_heading() || t == Tag::Hr,
+        Previous::Element(t, _) => t.is_heading() || t == Tag::Hr,
         Previous::Text => false,
     }
 }
@@ -496,7 +496,7 @@ fn opens_section(tree: &Tree, n: u32) -> bool {
 /// What comes before a node among its siblings, blank text aside.
 enum Previous {
     None,
-    Element(Tag),
+    Element(Tag, u32),
     Text,
 }
 
@@ -516,7 +516,7 @@ fn previous(tree: &Tree, n: u32) -> Previous {
             continue;
         }
         match tree.tag(i) {
-            Some(t) => return Previous::Element(t),
+            Some(t) => return Previous::Element(t, i),
             None if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) => return Previous::Text,
             None => i -= 1,
         }
@@ -2109,10 +2109,19 @@ fn heading_wrapper(tree: &Tree, mut n: u32) -> bool {
     false
 }
 
+/// Whether `n` is a heading: a heading element, or one that says it is by its ARIA role
+/// (Sphinx's toctree caption, `<p class="caption" role="heading">`).
+fn heading_like(tree: &Tree, n: u32) -> bool {
+    tree.tag(n).is_some_and(Tag::is_heading)
+        || tree
+            .attrs(n)
+            .is_some_and(|a| a.role.eq_ignore_ascii_case("heading"))
+}
+
 /// Whether `n` is a titled list: a heading, then a list (wrapped or not), nothing else.
 fn titled_list(tree: &Tree, n: u32) -> bool {
     match elements(tree, n) {
-        Some(([h, l], 2)) => tree.tag(h).is_some_and(Tag::is_heading) && list_wrapper(tree, l),
+        Some(([h, l], 2)) => heading_like(tree, h) && list_wrapper(tree, l),
         _ => false,
     }
 }
@@ -2142,7 +2151,7 @@ fn local_toc(tree: &Tree, n: u32) -> bool {
 
 /// Whether the element before `n` among its siblings is a heading.
 fn after_heading(tree: &Tree, n: u32) -> bool {
-    matches!(previous(tree, n), Previous::Element(t) if t.is_heading())
+    matches!(previous(tree, n), Previous::Element(_, h) if heading_like(tree, h))
 }
 
 /// Whether the last text inside `n` ends with a colon.

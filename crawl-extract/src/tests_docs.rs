@@ -2667,3 +2667,40 @@ fn a_section_of_signatures_after_the_content_is_a_body_not_a_title() {
     }
     assert!(!m.contains("Inherited from"), "{m}");
 }
+
+#[test]
+fn a_list_under_a_caption_that_is_a_heading_by_its_role_stays() {
+    // Sphinx's toctrees in a page's text (asyncio's "Reference"): each a caption,
+    // `<p class="caption" role="heading">`, over its list of links. The caption is the
+    // list's heading by its ARIA role, so the list is that section's text.
+    let toctree = |cap: &str, items: &[&str]| {
+        let lis = items
+            .iter()
+            .map(|i| format!("<li class='toctree-l1'><a class='reference internal' href='{i}.html'>{i}</a></li>"))
+            .collect::<String>();
+        format!(
+            "<div class='toctree-wrapper compound'><p class='caption' role='heading'>\
+             <span class='caption-text'>{cap}</span></p><ul>{lis}</ul></div>"
+        )
+    };
+    let html = sphinx(&format!(
+        "<section id='asyncio'><h1>asyncio</h1>{}<p class='rubric'>Reference</p>{}{}</section>",
+        para(
+            "asyncio is a library to write concurrent code with async and await.",
+            6
+        ),
+        toctree("High-level APIs", &["Runners", "Streams", "Queues"]),
+        toctree("Low-level APIs", &["Futures", "Transports"]),
+    ));
+    let m = md(&html);
+    for part in [
+        "High-level APIs",
+        "[Runners](",
+        "[Queues](",
+        "Low-level APIs",
+        "[Transports](",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("Section a"), "{m}");
+}
