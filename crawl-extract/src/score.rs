@@ -1868,8 +1868,9 @@ pub(crate) fn is_logo_h1(tree: &Tree, n: u32) -> bool {
     home
 }
 
-/// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`; not a
-/// page of it nor a query (`/?p=123` is a WordPress post).
+/// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`, a
+/// documentation page's way up to its root (`../../index.html`); not a page of it nor a
+/// query (`/?p=123` is a WordPress post).
 pub(crate) fn is_home_href(href: &str) -> bool {
     let h = href.trim();
     let path = match h.find("://") {
@@ -1878,7 +1879,11 @@ pub(crate) fn is_home_href(href: &str) -> bool {
             .strip_prefix("//")
             .map_or(h, |r| r.find('/').map_or("", |s| &r[s..])),
     };
-    let path = path.trim_start_matches("./");
+    let mut path = path.trim_start_matches("./");
+    // A documentation page's way up to its root (`../../../index.html`).
+    while let Some(rest) = path.strip_prefix("../") {
+        path = rest.trim_start_matches("./");
+    }
     let path = path.strip_prefix('/').unwrap_or(path);
     path.is_empty()
         || path

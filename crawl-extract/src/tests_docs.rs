@@ -2704,3 +2704,58 @@ fn a_list_under_a_caption_that_is_a_heading_by_its_role_stays() {
     }
     assert!(!m.contains("Section a"), "{m}");
 }
+
+#[test]
+fn a_site_name_linking_up_to_the_root_is_not_the_pages_title() {
+    // Django's docs (Sphinx's classic layout): the site's name is an `<h1>` linking to the
+    // root by a relative path (`../../../index.html`), above the page's own `<h1>`. With two
+    // titles the title rule was off, and the admonition holding most of the prose came out
+    // alone, without the page's title, introduction and table of contents.
+    let toc = [
+        "Aggregation functions",
+        "Database constraints",
+        "Model fields",
+        "Form fields and widgets",
+        "Database functions",
+        "Model indexes",
+    ]
+    .iter()
+    .map(|t| {
+        let sub = ["General-purpose functions", "Functions for statistics", "Usage examples", "Exclusion constraints", "Range fields", "Full text search", "Lookups and transforms", "Database migration operations"]
+            .iter()
+            .map(|u| format!("<li class='toctree-l2'><a class='reference internal' href='{t}.html#{u}'>{u}</a></li>"))
+            .collect::<String>();
+        format!("<li class='toctree-l1'><a class='reference internal' href='{t}.html'>{t}</a><ul>{sub}</ul></li>")
+    })
+    .collect::<String>();
+    let html = format!(
+        "<html><body><div id='hd'><h1><a href='../../../index.html'>Django documentation</a></h1>\
+         <ul id='nav'><li><a href='/a'>Home</a></li><li><a href='/b'>Index</a></li></ul></div>\
+         <div id='bd'><div class='yui-g'><div class='section' id='postgres'><h1>postgres</h1>\
+         <p>PostgreSQL has a number of features not shared by the other databases Django \
+         supports. This optional module contains model fields and form fields for a number \
+         of PostgreSQL specific data types.</p>\
+         <div class='admonition note'><p class='admonition-title'>Note</p>{}</div>\
+         <div class='toctree-wrapper compound'><ul>{toc}</ul></div></div></div></div></body></html>",
+        para("Django is, and will continue to be, a database-agnostic web framework.", 8),
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# postgres\n"), "{m}");
+    for part in [
+        "features not shared",
+        "database-agnostic",
+        "[Model fields](",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("Django documentation"), "{m}");
+    for (href, home) in [
+        ("../../../index.html", true),
+        ("../", true),
+        ("./../index.html", true),
+        ("../about.html", false),
+        ("../topics/index.html", false),
+    ] {
+        assert_eq!(score::is_home_href(href), home, "{href}");
+    }
+}
