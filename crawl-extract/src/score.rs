@@ -1078,6 +1078,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // over one link, `<p><a>Example Google Style Python Docstrings</a></p>`). Not any
     // admonition: a site's recommendation boxes hold rows of download buttons.
     let mut in_see_also = vec![false; len];
+    // Inside the text's footnotes (mdBook's `ol.footnote-definition`, Pandoc's
+    // `section.footnotes`, `role="doc-endnotes"`): each note is its source, often a link
+    // and nothing else, and the text points to it.
+    let mut in_notes = vec![false; len];
     for i in 1..len {
         if removed[i] {
             continue;
@@ -1100,6 +1104,15 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         in_code[i] = in_code[p] || tree.is_code_lines(i as u32);
+        in_notes[i] = in_notes[p]
+            || tree.attrs(i as u32).is_some_and(|a| {
+                ["doc-endnotes", "doc-footnote"]
+                    .iter()
+                    .any(|r| a.role.eq_ignore_ascii_case(r))
+                    || a.class
+                        .split_ascii_whitespace()
+                        .any(|t| has_word(t, &["footnote", "footnotes"]))
+            });
         in_see_also[i] = in_see_also[p]
             || tree.attrs(i as u32).is_some_and(|a| {
                 let mut toks = a.class.split_ascii_whitespace();
@@ -1144,6 +1157,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             && !in_data_table[i]
             && !in_code[i]
             && !in_see_also[i]
+            && !in_notes[i]
             && !in_heading[i]
             // Nor what only wraps a heading: its title, however link-dense (DocBook's
             // `div.titlepage > div > div > h3 > a.link`, a section's title linking to

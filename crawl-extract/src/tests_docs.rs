@@ -2759,3 +2759,30 @@ fn a_site_name_linking_up_to_the_root_is_not_the_pages_title() {
         assert_eq!(score::is_home_href(href), home, "{href}");
     }
 }
+
+#[test]
+fn footnotes_that_are_links_stay_with_the_text() {
+    // mdBook's footnotes: `<ol class="footnote-definition">` at the end of `<main>`, each
+    // note a link to its source and a link back to the text. Link-dense as a menu is, it is
+    // the text's: the note the text points to.
+    let html = format!(
+        "<html><body><nav class='sidebar'><ol><li><a href='ch01.html'>Getting Started</a></li>\
+         <li><a href='ch02.html'>Guessing Game</a></li></ol></nav><main><h1>Hash Maps</h1>{}\
+         <p>By default, HashMap uses a hashing function called SipHash<sup \
+         class='footnote-reference' id='fr-siphash-1'><a href='#footnote-siphash'>1</a></sup>.\
+         </p>{}<hr><ol class='footnote-definition'><li id='footnote-siphash'><p><a \
+         href='https://en.wikipedia.org/wiki/SipHash'>https://en.wikipedia.org/wiki/SipHash</a> \
+         <a href='#fr-siphash-1'>↩</a></p></li></ol></main></body></html>",
+        para("The type HashMap stores a mapping of keys to values.", 8),
+        para(
+            "Hash maps are useful when you want to look up data by a key.",
+            8
+        ),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("](https://en.wikipedia.org/wiki/SipHash)"),
+        "{m}"
+    );
+    assert!(!m.contains("Guessing Game"), "{m}");
+}
