@@ -959,7 +959,7 @@ impl<'t> Md<'t> {
             // A `<pre>` inside a `<pre>` (gi-docgen's declarations: `<pre><code><div
             // class="highlight"><pre>`) is more of the same code block.
             Tag::Pre if self.pre > 0 => self.inner_pre += 1,
-            Tag::Pre => {
+            Tag::Pre if !self.inline_only => {
                 self.block(2);
                 if !self.inline_only {
                     let mut lang = attrs.and_then(|a| code_lang(&a.class, &a.lang));
@@ -1026,7 +1026,15 @@ impl<'t> Md<'t> {
             }
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
-            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+            // A one-line `<pre>` in a table cell (a literal block in a reST table) is a
+            // code span there: the table stays a table.
+            t if self.pre == 0
+                && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
+                    || t == Tag::Pre && self.inline_only) =>
+            {
+                if t == Tag::Pre {
+                    self.pending_space = true;
+                }
                 self.code += 1;
                 // A code element inside another is part of its span.
                 if self.code == 1 {
@@ -1177,7 +1185,10 @@ impl<'t> Md<'t> {
             Tag::Pre if self.inner_pre > 0 => self.inner_pre -= 1,
             Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
-            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt if self.pre == 0 => {
+            t if self.pre == 0
+                && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
+                    || t == Tag::Pre && self.inline_only) =>
+            {
                 self.code = self.code.saturating_sub(1);
                 if self.code > 0 {
                     // Nested: the outer span closes.
@@ -1438,6 +1449,8 @@ impl<'t> Md<'t> {
         let end = subtree_end(tree, table);
         let mut rows: Vec<u32> = Vec::new();
         let mut lists = false;
+        // A one-line `<pre>` in a cell, written as a code span.
+        let mut spans = false;
         // Rows that hold only a heading (Doxygen's `table.memberdecls`: "Functions",
         // "Macros" over the members of each kind): the table's sections.
         let mut titles: Vec<(u32, u32)> = Vec::new();
@@ -1461,11 +1474,19 @@ impl<'t> Md<'t> {
                     None if matches!(t, Tag::H1 | Tag::H2 | Tag::H3) => return false,
                     None => {}
                 },
+                // A one-line `<pre>` that is all its cell holds is a code span there
+                // (nginx's "Default:" row, a reST literal in a table of key codes).
+                Some(Tag::Pre) if one_line(tree, i) && sole_in_cell(tree, i) => spans = true,
                 Some(Tag::Table | Tag::Pre | Tag::Blockquote) => return false,
                 Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
                 _ => {}
             }
             i += 1;
+        }
+        // A table of one row around a code example indents it (Texinfo's `@example` in a
+        // `<table>` beside an empty cell): the example stays a code block.
+        if spans && rows.len() + titles.len() < 2 {
+            return false;
         }
         // Whether a header cell stands outside the title rows (a `<th>`, or a cell that is
         // a heading); looked at only when a title row or a single column asks.
@@ -1668,6 +1689,37 @@ impl<'t> Md<'t> {
         m.run(c);
         m.out.trim().replace('\n', " ")
     }
+}
+
+/// Whether `n` is all the text of the table cell it is in (wrappers aside).
+fn sole_in_cell(tree: &Tree, n: u32) -> bool {
+    let mut c = n;
+    loop {
+        let p = tree.nodes[c as usize].parent;
+        if p == NONE {
+            return false;
+        }
+        let words = |i: u32| tree.text_of(i).is_some_and(|t| !t.trim().is_empty());
+        let others = tree
+            .children(p)
+            .any(|x| x != c && (words(x) || (x + 1..subtree_end(tree, x)).any(words)));
+        if others {
+            return false;
+        }
+        if matches!(tree.tag(p), Some(Tag::Td | Tag::Th)) {
+            return true;
+        }
+        c = p;
+    }
+}
+
+/// Whether the text in `n` is one line (a `<pre>` that can be a code span).
+fn one_line(tree: &Tree, n: u32) -> bool {
+    let text: String = (n + 1..subtree_end(tree, n))
+        .filter_map(|i| tree.text_of(i))
+        .collect();
+    !text.trim().contains('\n')
+        && !(n + 1..subtree_end(tree, n)).any(|i| tree.tag(i) == Some(Tag::Br))
 }
 
 /// Whether `n` holds one list and nothing else, through wrappers of one element

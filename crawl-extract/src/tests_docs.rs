@@ -2786,3 +2786,48 @@ fn footnotes_that_are_links_stay_with_the_text() {
     );
     assert!(!m.contains("Guessing Game"), "{m}");
 }
+
+#[test]
+fn a_one_line_pre_alone_in_its_cell_keeps_the_table_a_table() {
+    // nginx's directive tables (Syntax / Default / Context) and reST tables of key codes
+    // put a one-line literal block, `<pre>`, alone in a cell. A code block cannot stand in
+    // a markdown cell, and the whole table was flattened into paragraphs for it; as a code
+    // span it keeps the table. A longer `<pre>`, or one among a cell's paragraphs, still
+    // flattens the table, and a one-row table around an example (Texinfo's indentation)
+    // leaves the example a code block.
+    let rows = |default: &str| {
+        format!(
+            "<table class='directive'><tr><td>Syntax:</td><td><code>rewrite_log on | off;</code>\
+             </td></tr><tr><td>Default:</td><td>{default}</td></tr><tr><td>Context:</td>\
+             <td><code>http</code>, <code>server</code></td></tr></table>"
+        )
+    };
+    let page = |table: String| {
+        format!(
+            "<html><body><main><h1>Rewrite module</h1>{}{table}{}</main></body></html>",
+            para(
+                "The module changes request URIs using regular expressions.",
+                4
+            ),
+            para(
+                "Enables or disables logging of the module's processing results.",
+                4
+            ),
+        )
+    };
+    let m = md(&page(rows("<pre>rewrite_log off;</pre>")));
+    assert!(m.contains("| Default: | `rewrite_log off;` |"), "{m}");
+    assert!(m.contains("| Context: | `http`, `server` |"), "{m}");
+    let m = md(&page(rows("<pre>rewrite_log off;\nrewrite on;</pre>")));
+    assert!(m.contains("```\nrewrite_log off;\nrewrite on;\n```"), "{m}");
+    assert!(!m.contains("| Default:"), "{m}");
+    let m = md(&page(rows(
+        "<p>Off by default:</p><pre>rewrite_log off;</pre>",
+    )));
+    assert!(!m.contains("| Default:"), "{m}");
+    let m = md(&page(
+        "<table><tr><td>&nbsp;</td><td><pre class='example'>msgfmt -o x.mo x.po</pre></td></tr></table>"
+            .to_string(),
+    ));
+    assert!(m.contains("```\nmsgfmt -o x.mo x.po\n```"), "{m}");
+}
