@@ -961,39 +961,37 @@ impl<'t> Md<'t> {
             Tag::Pre if self.pre > 0 => self.inner_pre += 1,
             Tag::Pre if !self.inline_only => {
                 self.block(2);
-                if !self.inline_only {
-                    let mut lang = attrs.and_then(|a| code_lang(&a.class, &a.lang));
-                    if lang.is_none() {
-                        // <pre><code class="language-x">
-                        if let Some(c) = self
-                            .tree
-                            .children(n)
-                            .find(|&c| self.tree.tag(c) == Some(Tag::Code))
-                        {
-                            lang = self
-                                .tree
-                                .attrs(c)
-                                .and_then(|a| code_lang(&a.class, &a.lang));
-                        }
-                    }
-                    // <div class="highlight-source-rust"><pre>, or Sphinx's
-                    // <div class="highlight-python3"><div class="highlight"><pre>.
-                    // Or through a listing's table beside its line numbers (Pygments'
-                    // `div.highlight-python > table.highlighttable > … > td.code >
-                    // div.highlight > pre`).
-                    let mut p = self.tree.nodes[n as usize].parent;
-                    for _ in 0..6 {
-                        if lang.is_some() || p == NONE {
-                            break;
-                        }
+                let mut lang = attrs.and_then(|a| code_lang(&a.class, &a.lang));
+                if lang.is_none() {
+                    // <pre><code class="language-x">
+                    if let Some(c) = self
+                        .tree
+                        .children(n)
+                        .find(|&c| self.tree.tag(c) == Some(Tag::Code))
+                    {
                         lang = self
                             .tree
-                            .attrs(p)
+                            .attrs(c)
                             .and_then(|a| code_lang(&a.class, &a.lang));
-                        p = self.tree.nodes[p as usize].parent;
                     }
-                    self.open_fence(lang.as_deref().unwrap_or_default());
                 }
+                // <div class="highlight-source-rust"><pre>, or Sphinx's
+                // <div class="highlight-python3"><div class="highlight"><pre>.
+                // Or through a listing's table beside its line numbers (Pygments'
+                // `div.highlight-python > table.highlighttable > … > td.code >
+                // div.highlight > pre`).
+                let mut p = self.tree.nodes[n as usize].parent;
+                for _ in 0..6 {
+                    if lang.is_some() || p == NONE {
+                        break;
+                    }
+                    lang = self
+                        .tree
+                        .attrs(p)
+                        .and_then(|a| code_lang(&a.class, &a.lang));
+                    p = self.tree.nodes[p as usize].parent;
+                }
+                self.open_fence(lang.as_deref().unwrap_or_default());
             }
             // A paragraph that is only code broken into lines by `<br>`.
             Tag::P if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) => {

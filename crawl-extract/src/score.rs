@@ -523,17 +523,22 @@ fn previous(tree: &Tree, n: u32) -> Previous {
     }
 }
 
-/// Whether `n` holds footnotes: role `note` or `doc-endnotes`, or a class word
-/// `footnote(s)`.
+/// Whether `n` holds footnotes: role `note`, or [`names_notes`].
 fn is_footnote(tree: &Tree, n: u32) -> bool {
-    tree.attrs(n).is_some_and(|a| {
-        ["note", "doc-endnotes", "doc-footnote"]
-            .iter()
-            .any(|r| a.role.eq_ignore_ascii_case(r))
-            || a.class
-                .split_ascii_whitespace()
-                .any(|t| has_word(t, &["footnote", "footnotes"]))
-    })
+    tree.attrs(n)
+        .is_some_and(|a| a.role.eq_ignore_ascii_case("note") || names_notes(a))
+}
+
+/// Whether attributes `a` name a text's notes: role `doc-endnotes` or `doc-footnote`, or a
+/// class word `footnote(s)` (mdBook's `ol.footnote-definition`, Pandoc's
+/// `section.footnotes`, texi2any's `div.footnote`).
+fn names_notes(a: &Attrs) -> bool {
+    ["doc-endnotes", "doc-footnote"]
+        .iter()
+        .any(|r| a.role.eq_ignore_ascii_case(r))
+        || a.class
+            .split_ascii_whitespace()
+            .any(|t| has_word(t, &["footnote", "footnotes"]))
 }
 
 /// A modal's role: `dialog` or `alertdialog`.
@@ -1104,15 +1109,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
         in_prose_list[i] = in_prose_list[p] || prose_lists[i];
         in_code[i] = in_code[p] || tree.is_code_lines(i as u32);
-        in_notes[i] = in_notes[p]
-            || tree.attrs(i as u32).is_some_and(|a| {
-                ["doc-endnotes", "doc-footnote"]
-                    .iter()
-                    .any(|r| a.role.eq_ignore_ascii_case(r))
-                    || a.class
-                        .split_ascii_whitespace()
-                        .any(|t| has_word(t, &["footnote", "footnotes"]))
-            });
+        in_notes[i] = in_notes[p] || tree.attrs(i as u32).is_some_and(names_notes);
         in_see_also[i] = in_see_also[p]
             || tree.attrs(i as u32).is_some_and(|a| {
                 let mut toks = a.class.split_ascii_whitespace();
@@ -1756,7 +1753,7 @@ fn with_notes(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead) -> u32 {
 /// Siblings after `x` that hold its footnotes, and the blocks right after it that
 /// continue it ([`continuations`]). Footnotes: a block classed `footnote(s)` (texi2any's
 /// `div.footnote` beside `div.top`, Pandoc's `section.footnotes`) or with role
-/// `doc-endnotes`, not removed, text rather than links, holding an element whose id a
+/// `doc-endnotes` or `doc-footnote` ([`names_notes`]), not removed, text rather than links, holding an element whose id a
 /// `#fragment` link in `x` points to (the note's number in the text).
 fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
     let Some(p) = tree
@@ -1776,12 +1773,7 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
             !removed[i]
                 && lead.text[i] > 0
                 && 2 * lead.link[i] <= lead.text[i]
-                && tree.attrs(c).is_some_and(|a| {
-                    a.role.eq_ignore_ascii_case("doc-endnotes")
-                        || a.class
-                            .split_ascii_whitespace()
-                            .any(|t| has_word(t, &["footnote", "footnotes"]))
-                })
+                && tree.attrs(c).is_some_and(names_notes)
         })
         .take(NOTES_MAX)
         .collect();
