@@ -59,6 +59,8 @@ const REVEAL_PARTS_SHARE: f64 = 0.75;
 const MAX_COLSPAN: u16 = 32;
 /// Most rows a table cell spans when laid on the grid.
 const MAX_ROWSPAN: u16 = 1000;
+/// Bound (exclusive) of a list number CommonMark reads: nine digits.
+const MAX_NUMBER: u32 = 1_000_000_000;
 
 /// Whether `c` is all that `p` holds, white space aside.
 fn only_child(tree: &Tree, p: u32, c: u32) -> bool {
@@ -642,6 +644,18 @@ impl<'a> Sink<'a> for Builder {
                     }
                     any = true;
                 }
+            } else if (tag == Tag::Ol && n.eq_ignore_ascii_case("start"))
+                || (tag == Tag::Li && n.eq_ignore_ascii_case("value"))
+            {
+                // CommonMark writes at most nine digits and no sign; other numbers are
+                // left to count from one.
+                a.number = at
+                    .value
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&v| v < MAX_NUMBER);
+                any |= a.number.is_some();
             } else if n.eq_ignore_ascii_case("alt") {
                 a.alt = set(self, at.value);
                 any = true;

@@ -280,9 +280,10 @@ pub(crate) struct Md<'t> {
     gap_prefix: usize,
     at_line_start: bool,
     pre: usize,
-    /// Open lists: (ordered, items so far, the list's node, whether a block other than
-    /// an item came after the last item: the next item then starts a new paragraph).
-    lists: Vec<(bool, usize, u32, bool)>,
+    /// Open lists: (ordered, the next item's number, the list's node, whether a block
+    /// other than an item came after the last item: the next item then starts a new
+    /// paragraph).
+    lists: Vec<(bool, u32, u32, bool)>,
     /// Saved state per open element: (prefix length, output length at open).
     saved: Vec<(usize, usize)>,
     /// Markdown URLs of the open links.
@@ -902,8 +903,13 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Ul | Tag::Ol | Tag::Menu => {
-                self.block(if self.lists.is_empty() { 2 } else { 1 });
-                self.lists.push((tag == Tag::Ol, 0, n, false));
+                let first = attrs.and_then(|a| a.number);
+                // A list numbered from other than 1 cannot interrupt a paragraph, so a
+                // nested one gets a blank line before it too.
+                let gap = self.lists.is_empty() || first.is_some_and(|f| f != 1);
+                self.block(if gap { 2 } else { 1 });
+                self.lists
+                    .push((tag == Tag::Ol, first.unwrap_or(1), n, false));
             }
             Tag::Li if self.inline_only => {
                 // A list in a table cell: its items joined with `<br>`.
@@ -927,8 +933,10 @@ impl<'t> Md<'t> {
                 if !self.inline_only {
                     let marker = match self.lists.last_mut() {
                         Some((true, c, ..)) => {
-                            *c += 1;
-                            format!("{c}. ")
+                            // `<li value>` renumbers the list from that item on.
+                            let at = attrs.and_then(|a| a.number).unwrap_or(*c);
+                            *c = at.saturating_add(1);
+                            format!("{at}. ")
                         }
                         _ => "- ".to_string(),
                     };

@@ -736,6 +736,29 @@ fn lists_and_nested_lists() {
     assert_eq!(m, "- a\n  - b\n  - c\n- d\n\n1. x\n2. y\n");
 }
 
+/// Steps continued after a note (`<ol start="3">`) keep their numbers, and so does an item
+/// renumbered by `value`; a nested list numbered from 3 is set off from the item's text,
+/// since such a list cannot interrupt a paragraph. Numbers CommonMark cannot write
+/// (negative, ten digits) count from one.
+#[test]
+fn an_ordered_list_keeps_the_numbers_the_page_gives_it() {
+    let m = whole(
+        "<ol><li>Open the form</li><li>Fill it in</li></ol><p>Save a copy first.</p>\
+         <ol start='3'><li>Sign it</li><li>Send it</li><li value='9'>Wait</li><li>Done</li></ol>",
+    );
+    assert_eq!(
+        m,
+        "1. Open the form\n2. Fill it in\n\nSave a copy first.\n\n\
+         3. Sign it\n4. Send it\n9. Wait\n10. Done\n"
+    );
+    let nested = whole("<ul><li>Steps<ol start='3'><li>c</li><li>d</li></ol></li></ul>");
+    assert_eq!(nested, "- Steps\n\n  3. c\n  4. d\n");
+    for odd in ["-2", "1000000000", "x"] {
+        let m = whole(&format!("<ol start='{odd}'><li>a</li><li>b</li></ol>"));
+        assert_eq!(m, "1. a\n2. b\n", "start={odd}");
+    }
+}
+
 #[test]
 fn gfm_table() {
     let m = whole(

@@ -30,6 +30,8 @@ pub(crate) struct Attrs {
     /// A table cell's `colspan` and `rowspan` (0 when absent: one).
     pub(crate) colspan: u16,
     pub(crate) rowspan: u16,
+    /// An ordered list's `start` or a list item's `value`: the number it is written with.
+    pub(crate) number: Option<u32>,
 }
 
 /// Node payload.
