@@ -113,6 +113,7 @@ fn is_inline(t: Tag) -> bool {
             | Tag::Mark
             | Tag::U
             | Tag::S
+            | Tag::Strike
             | Tag::Del
             | Tag::Ins
             | Tag::Label

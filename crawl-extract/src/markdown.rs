@@ -87,7 +87,7 @@ fn opens(out: &str, p: usize, m: usize) -> bool {
         return true;
     }
     let before = out[..p].chars().next_back();
-    let after = out[p + m..].chars().find(|&c| c != '*');
+    let after = out[p + m..].chars().find(|&c| c != '*' && c != '~');
     !(before.is_some_and(|c| !c.is_whitespace() && !punct(c)) && after.is_some_and(punct))
 }
 
@@ -326,6 +326,9 @@ enum Emph {
     Off,
     Strong,
     Em,
+    /// Struck-out text (`<s>`, `<del>`): a price no longer asked, a rule no longer in
+    /// force. GFM's `~~`.
+    Strike,
 }
 
 /// Whether `out` still ends, at `end`, with the closing marker of `kind` recorded there
@@ -344,6 +347,7 @@ impl Emph {
             Emph::Off => "",
             Emph::Strong => "**",
             Emph::Em => "*",
+            Emph::Strike => "~~",
         }
     }
 }
@@ -683,10 +687,13 @@ impl<'t> Md<'t> {
                         continue;
                     }
                     // `<b>Note:</b><i>x</i>`: `**Note:***x*` is one run of three stars
-                    // that no reader splits; the second emphasis is left out.
-                    self.closed = Some((end, kind, opener));
-                    e.0 = Emph::Off;
-                    continue;
+                    // that no reader splits; the second emphasis is left out. Tildes
+                    // beside stars (`**Was:**~~$9~~`) are two runs.
+                    if kind != Emph::Strike && e.0 != Emph::Strike {
+                        self.closed = Some((end, kind, opener));
+                        e.0 = Emph::Off;
+                        continue;
+                    }
                 }
             }
             e.1 = Some(self.out.len());
@@ -1032,6 +1039,7 @@ impl<'t> Md<'t> {
             }
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
+            Tag::S | Tag::Del | Tag::Strike => self.open_emph(Emph::Strike),
             // A one-line `<pre>` in a table cell (a literal block in a reST table) is a
             // code span there: the table stays a table.
             t if self.pre == 0
@@ -1190,7 +1198,9 @@ impl<'t> Md<'t> {
             }
             Tag::Pre if self.inner_pre > 0 => self.inner_pre -= 1,
             Tag::Pre if !self.inline_only => self.close_fence(olen),
-            Tag::B | Tag::Strong | Tag::I | Tag::Em => self.close_emph(),
+            Tag::B | Tag::Strong | Tag::I | Tag::Em | Tag::S | Tag::Del | Tag::Strike => {
+                self.close_emph()
+            }
             t if self.pre == 0
                 && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
                     || t == Tag::Pre && self.inline_only) =>

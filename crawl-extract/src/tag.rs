@@ -32,6 +32,7 @@ tags! {
     Video = "video", Audio = "audio", Track = "track", Param = "param", Center = "center",
     Font = "font", Small = "small", Sup = "sup", Sub = "sub", Time = "time", Abbr = "abbr",
     Cite = "cite", Q = "q", Mark = "mark", U = "u", S = "s", Del = "del", Ins = "ins",
+    Strike = "strike",
 }
 
 impl Tag {

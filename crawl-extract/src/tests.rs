@@ -736,6 +736,23 @@ fn lists_and_nested_lists() {
     assert_eq!(m, "- a\n  - b\n  - c\n- d\n\n1. x\n2. y\n");
 }
 
+/// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
+/// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
+/// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside
+/// stars are written (two runs, unlike `***`).
+#[test]
+fn struck_out_text_stays_struck_out() {
+    let m = whole(
+        "<p>Now $15 <del>$20</del>, was <s> $30 </s>; <strike>old</strike>.</p>\
+         <p><b>Was:</b><del>$9</del> <code>a<del>b</del></code></p>\
+         <del><p>Rule one.</p><p>Rule two.</p></del>",
+    );
+    assert_eq!(
+        m,
+        "Now $15 ~~$20~~, was ~~$30~~ ; ~~old~~.\n\n**Was:**~~$9~~ `ab`\n\nRule one.\n\nRule two.\n"
+    );
+}
+
 /// Steps continued after a note (`<ol start="3">`) keep their numbers, and so does an item
 /// renumbered by `value`; a nested list numbered from 3 is set off from the item's text,
 /// since such a list cannot interrupt a paragraph. Numbers CommonMark cannot write
