@@ -573,9 +573,11 @@ impl<'a> Sink<'a> for Builder {
         }
         self.implicit_close(tag);
         let parent_dead = self.stack.last().is_some_and(|o| o.dead);
+        self.tree.facts.math |= tag == Tag::Math && !parent_dead;
         // The self-closing flag counts for foreign (svg, math) and unknown elements only.
         let void = tag.is_void()
-            || (self_closing && (matches!(tag, Tag::Other | Tag::Svg | Tag::Math) || parent_dead));
+            || (self_closing
+                && (matches!(tag, Tag::Other | Tag::Svg) || tag.is_mathml() || parent_dead));
         if parent_dead {
             if !void {
                 self.push_open(Open {
@@ -602,6 +604,8 @@ impl<'a> Sink<'a> for Builder {
         // components): the browser renders what it holds in place of the host's children.
         let mut shadow_root = false;
         let mut srcset: Option<&str> = None;
+        // A formula's `<annotation>` in TeX; one in another notation is not shown.
+        let mut tex = false;
         for at in raw {
             let n = at.name;
             let set = |s: &mut Builder, v: &str| -> Box<str> { s.decode(v).into_boxed_str() };
@@ -656,6 +660,14 @@ impl<'a> Sink<'a> for Builder {
                     .ok()
                     .filter(|&v| v < MAX_NUMBER);
                 any |= a.number.is_some();
+            } else if tag == Tag::Math && n.eq_ignore_ascii_case("alttext") {
+                a.alt = set(self, at.value);
+                any = true;
+            } else if tag == Tag::Math && n.eq_ignore_ascii_case("display") {
+                a.display_block = at.value.trim().eq_ignore_ascii_case("block");
+                any |= a.display_block;
+            } else if tag == Tag::Annotation && n.eq_ignore_ascii_case("encoding") {
+                tex = is_tex(at.value);
             } else if n.eq_ignore_ascii_case("alt") {
                 a.alt = set(self, at.value);
                 any = true;
@@ -747,6 +759,12 @@ impl<'a> Sink<'a> for Builder {
         // page's `<h1>`): on no screen, so not the page's text. Nor is a carousel's copy of
         // its own slide, added so it can loop: the slide is in the page already.
         if print_only(&a.class) || super::twins::carousel_clone(&a.class) {
+            hidden = true;
+            for_good = true;
+        }
+        // A formula's annotation in a notation other than TeX (MathML content markup, a
+        // solver's input) is not what the reader sees, nor what the markdown writes.
+        if tag == Tag::Annotation && !tex {
             hidden = true;
             for_good = true;
         }
@@ -928,6 +946,13 @@ impl Builder {
         }
         product
     }
+}
+
+/// Whether an `<annotation>`'s `encoding` is TeX (`application/x-tex`, `TeX`,
+/// `application/x-latex`).
+fn is_tex(encoding: &str) -> bool {
+    let e = encoding.trim().to_ascii_lowercase();
+    e.ends_with("tex") || e.ends_with("latex")
 }
 
 /// Whether `id` names a segment of React's streamed rendering (`S:` and a hex number).

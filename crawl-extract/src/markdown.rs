@@ -1106,6 +1106,33 @@ impl<'t> Md<'t> {
                     }
                 }
             }
+            // A formula: its TeX between dollars (GFM's math), a block of its own when
+            // the page shows it as one.
+            Tag::Math if self.pre == 0 => {
+                let tex = math_tex(self.tree, n);
+                if !tex.is_empty() {
+                    let block = attrs.is_some_and(|a| a.display_block)
+                        && !self.inline_only
+                        && self.heading == 0;
+                    let tex = if self.inline_only {
+                        tex.replace('|', "\\|")
+                    } else {
+                        tex
+                    };
+                    if block {
+                        self.block(2);
+                        self.flush();
+                        self.out.push_str(&format!("$${tex}$$"));
+                        self.block(2);
+                    } else {
+                        self.flush_inline();
+                        self.out.push_str(&format!("${tex}$"));
+                    }
+                    self.at_line_start = false;
+                }
+                self.saved.pop();
+                return false;
+            }
             Tag::Img if self.opts.images => {
                 if let Some(a) = attrs {
                     if let Some(u) = a.src.as_deref().and_then(|s| resolve(self.base, s)) {
@@ -1750,6 +1777,170 @@ fn only_a_list(tree: &Tree, n: u32) -> bool {
             Some((_, Tag::Ul | Tag::Ol)) => return true,
             Some((c, Tag::Div)) => x = c,
             _ => return false,
+        }
+    }
+}
+
+/// The TeX of formula `n` (`<math>`): its `alttext`, else its TeX annotation, else its
+/// presentation markup written as TeX (`<msup>` as `^`, `<mfrac>` as `\frac`, …).
+/// Whitespace collapsed; empty when the formula shows nothing.
+pub(crate) fn math_tex(tree: &Tree, n: u32) -> String {
+    let alt = tree.attrs(n).map_or("", |a| &a.alt);
+    let ann = (n + 1..subtree_end(tree, n))
+        .find(|&i| tree.tag(i) == Some(Tag::Annotation) && !tree.nodes[i as usize].hidden);
+    let mut tex = String::new();
+    if !alt.trim().is_empty() {
+        tex.push_str(alt);
+    } else if let Some(a) = ann {
+        math_text(tree, a, &mut tex);
+    } else {
+        mathml(tree, n, &mut tex);
+    }
+    let tex = tex.split_whitespace().collect::<Vec<_>>().join(" ");
+    // MediaWiki wraps every formula in `{\displaystyle …}`: only the formula is news.
+    match tex
+        .strip_prefix("{\\displaystyle")
+        .and_then(|t| t.strip_suffix('}'))
+    {
+        Some(inner) => inner.trim().to_string(),
+        None => tex,
+    }
+}
+
+/// Appends the text under `n`, as it is.
+fn math_text(tree: &Tree, n: u32, out: &mut String) {
+    for i in n..subtree_end(tree, n) {
+        if let Some(t) = tree.text_of(i) {
+            out.push_str(t);
+        }
+    }
+}
+
+/// Appends presentation MathML `n` written as TeX.
+fn mathml(tree: &Tree, n: u32, out: &mut String) {
+    let node = &tree.nodes[n as usize];
+    if node.hidden {
+        return;
+    }
+    let Some(tag) = tree.tag(n) else {
+        return;
+    };
+    // The element children; a script's base and scripts, a fraction's parts.
+    let parts: Vec<u32> = tree
+        .children(n)
+        .filter(|&c| tree.tag(c).is_some())
+        .collect();
+    let part = |i: usize, out: &mut String| {
+        let Some(&c) = parts.get(i) else { return };
+        let mut s = String::new();
+        mathml(tree, c, &mut s);
+        let s = s.trim();
+        if s.chars().count() == 1 {
+            out.push_str(s);
+        } else {
+            out.push('{');
+            out.push_str(s);
+            out.push('}');
+        }
+    };
+    match tag {
+        Tag::Mi | Tag::Mn | Tag::Mo | Tag::Ms => {
+            let mut t = String::new();
+            math_text(tree, n, &mut t);
+            for c in t.trim().chars() {
+                match c {
+                    '{' | '}' | '_' | '%' | '#' | '&' | '$' => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    '^' => out.push_str("\\hat{}"),
+                    '\\' => out.push_str("\\backslash "),
+                    c => out.push(c),
+                }
+            }
+        }
+        Tag::Mtext => {
+            let mut t = String::new();
+            math_text(tree, n, &mut t);
+            if !t.trim().is_empty() {
+                out.push_str("\\text{");
+                out.push_str(&t.replace(['{', '}', '\\'], ""));
+                out.push('}');
+            }
+        }
+        Tag::Mspace => out.push(' '),
+        Tag::Msup | Tag::Mover => {
+            part(0, out);
+            out.push('^');
+            part(1, out);
+        }
+        Tag::Msub | Tag::Munder => {
+            part(0, out);
+            out.push('_');
+            part(1, out);
+        }
+        Tag::Msubsup | Tag::Munderover => {
+            part(0, out);
+            out.push('_');
+            part(1, out);
+            out.push('^');
+            part(2, out);
+        }
+        Tag::Mfrac => {
+            out.push_str("\\frac");
+            for i in 0..2 {
+                out.push('{');
+                if let Some(&c) = parts.get(i) {
+                    mathml(tree, c, out);
+                }
+                out.push('}');
+            }
+        }
+        Tag::Msqrt => {
+            out.push_str("\\sqrt{");
+            for &c in &parts {
+                mathml(tree, c, out);
+            }
+            out.push('}');
+        }
+        Tag::Mroot => {
+            out.push_str("\\sqrt[");
+            if let Some(&c) = parts.get(1) {
+                mathml(tree, c, out);
+            }
+            out.push_str("]{");
+            if let Some(&c) = parts.first() {
+                mathml(tree, c, out);
+            }
+            out.push('}');
+        }
+        Tag::Mtable => {
+            out.push_str("\\begin{matrix}");
+            for (r, &row) in parts.iter().enumerate() {
+                if r > 0 {
+                    out.push_str(" \\\\ ");
+                }
+                let cells = tree.children(row).filter(|&c| tree.tag(c).is_some());
+                for (k, cell) in cells.enumerate() {
+                    if k > 0 {
+                        out.push_str(" & ");
+                    }
+                    mathml(tree, cell, out);
+                }
+            }
+            out.push_str("\\end{matrix}");
+        }
+        // A formula's first child is what it shows; the rest annotate it.
+        Tag::Semantics => {
+            if let Some(&c) = parts.first() {
+                mathml(tree, c, out);
+            }
+        }
+        Tag::Annotation | Tag::AnnotationXml | Tag::Mphantom => {}
+        _ => {
+            for &c in &parts {
+                mathml(tree, c, out);
+            }
         }
     }
 }

@@ -43,6 +43,29 @@ fn deep_nesting_100000_mixed() {
     assert!(a.markdown.contains("end") && b.markdown.contains("end"));
 }
 
+/// A formula nested past the tree's depth cap, and many formulas each with a script:
+/// written as TeX without overflowing the stack or scanning a formula per formula.
+#[test]
+fn deep_and_many_formulas() {
+    let deep = format!(
+        "<p>f <math>{}<mi>x</mi>{}</math> end</p>",
+        "<mrow><msup>".repeat(20_000),
+        "<mn>2</mn></msup></mrow>".repeat(20_000)
+    );
+    let (a, b) = both(&deep);
+    assert!(
+        a.markdown.contains("end") && b.markdown.contains("$"),
+        "{}",
+        a.markdown
+    );
+    let many = format!(
+        "<p>{}</p>",
+        "<math><msup><mi>x</mi><mn>2</mn></msup></math> ".repeat(50_000)
+    );
+    let (a, _) = both(&many);
+    assert_eq!(a.markdown.matches("$x^2$").count(), 50_000);
+}
+
 #[test]
 fn many_siblings() {
     let html = "<p>x</p>".repeat(200_000);

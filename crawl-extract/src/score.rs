@@ -411,16 +411,25 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // a row of `<th>` cells is its table's header row (`<tr class="header">`); looked
         // at only for the few elements a hint marks.
         // Nor is anything inside a code listing chrome: Haddock's source pages give each
-        // definition an id of its name (`<span id="notComment">` in a `<pre>`).
+        // definition an id of its name (`<span id="notComment">` in a `<pre>`). Nor a
+        // block holding a formula: MathJax 3 marks each of its own with a context menu's
+        // class (`CtxtMenu_Attached_0`), and no menu holds one.
         h if h != 0
             && (in_heading(tree, n)
                 || (tag == Tag::Tr && header_row(tree, n))
-                || in_listing(tree, n)) =>
+                || in_listing(tree, n)
+                || holds_math(tree, n)) =>
         {
             0
         }
         h => h,
     }
+}
+
+/// Whether block `n` holds a formula (looked for only on pages that have one).
+fn holds_math(tree: &Tree, n: u32) -> bool {
+    tree.facts.math
+        && (n + 1..super::markdown::subtree_end(tree, n)).any(|i| tree.tag(i) == Some(Tag::Math))
 }
 
 /// [`chrome_hint`] by a block's role, class and id.

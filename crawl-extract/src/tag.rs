@@ -33,9 +33,44 @@ tags! {
     Font = "font", Small = "small", Sup = "sup", Sub = "sub", Time = "time", Abbr = "abbr",
     Cite = "cite", Q = "q", Mark = "mark", U = "u", S = "s", Del = "del", Ins = "ins",
     Strike = "strike",
+    // MathML, for a formula's TeX (`markdown::math_tex`).
+    Mi = "mi", Mn = "mn", Mo = "mo", Mtext = "mtext", Ms = "ms", Mspace = "mspace",
+    Msup = "msup", Msub = "msub", Msubsup = "msubsup", Munder = "munder", Mover = "mover",
+    Munderover = "munderover", Mfrac = "mfrac", Msqrt = "msqrt", Mroot = "mroot",
+    Mtable = "mtable", Mtr = "mtr", Mtd = "mtd", Semantics = "semantics",
+    Annotation = "annotation", AnnotationXml = "annotation-xml", Mphantom = "mphantom",
 }
 
 impl Tag {
+    /// MathML's elements (foreign content: `/>` closes them).
+    pub(crate) fn is_mathml(self) -> bool {
+        matches!(
+            self,
+            Tag::Math
+                | Tag::Mi
+                | Tag::Mn
+                | Tag::Mo
+                | Tag::Mtext
+                | Tag::Ms
+                | Tag::Mspace
+                | Tag::Msup
+                | Tag::Msub
+                | Tag::Msubsup
+                | Tag::Munder
+                | Tag::Mover
+                | Tag::Munderover
+                | Tag::Mfrac
+                | Tag::Msqrt
+                | Tag::Mroot
+                | Tag::Mtable
+                | Tag::Mtr
+                | Tag::Mtd
+                | Tag::Semantics
+                | Tag::Annotation
+                | Tag::AnnotationXml
+                | Tag::Mphantom
+        )
+    }
     pub(crate) fn is_void(self) -> bool {
         matches!(
             self,
@@ -63,7 +98,8 @@ impl Tag {
                 | Tag::Style
                 | Tag::Template
                 | Tag::Svg
-                | Tag::Math
+                | Tag::AnnotationXml
+                | Tag::Mphantom
                 | Tag::Iframe
                 | Tag::Object
                 | Tag::Embed

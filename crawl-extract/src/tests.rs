@@ -736,6 +736,42 @@ fn lists_and_nested_lists() {
     assert_eq!(m, "- a\n  - b\n  - c\n- d\n\n1. x\n2. y\n");
 }
 
+/// A formula is written as TeX between dollars (GFM's math), never dropped: from its
+/// `alttext` (MediaWiki's `{\displaystyle …}` unwrapped), from its TeX annotation (KaTeX;
+/// KaTeX's `aria-hidden` drawing of it stays out), or from its presentation markup
+/// (MathJax 3's assistive MathML, whose container carries a context menu's class and is
+/// no menu). `display="block"` makes a block; in a table cell a `|` is escaped.
+#[test]
+fn a_formula_is_written_as_tex() {
+    let m = md("<article><h1>Formulas</h1>\
+         <p>Einstein wrote <math alttext='{\\displaystyle E=mc^{2}}'><mi>E</mi></math> in \
+         1905; KaTeX gives <span class='katex'><span class='katex-mathml'><math><semantics>\
+         <mrow><msub><mi>a</mi><mi>i</mi></msub></mrow>\
+         <annotation encoding='application/x-tex'>a_i</annotation></semantics></math></span>\
+         <span class='katex-html' aria-hidden='true'><span>a</span><span>i</span></span></span>.</p>\
+         <p>MathJax: <mjx-container class='MathJax CtxtMenu_Attached_0'>\
+         <mjx-math aria-hidden='true'><mjx-mi><mjx-c></mjx-c></mjx-mi></mjx-math>\
+         <mjx-assistive-mml><math><mi>a</mi><mo>≠</mo><mn>0</mn></math></mjx-assistive-mml>\
+         </mjx-container> so</p>\
+         <math display='block'><mi>x</mi><mo>=</mo><mfrac><mrow><mo>−</mo><mi>b</mi><mo>±</mo>\
+         <msqrt><msup><mi>b</mi><mn>2</mn></msup><mo>−</mo><mn>4</mn><mi>a</mi><mi>c</mi></msqrt>\
+         </mrow><mrow><mn>2</mn><mi>a</mi></mrow></mfrac></math>\
+         <table><tr><th>Norm</th><th>Formula</th></tr><tr><td>abs</td>\
+         <td><math><mo>|</mo><mi>x</mi><mo>|</mo><mspace/><mtext>for all x</mtext></math></td></tr></table>\
+         <p>A paragraph of words long enough to make this page an article, and then some more.</p>\
+         </article>");
+    assert!(
+        m.contains("Einstein wrote $E=mc^{2}$ in 1905; KaTeX gives $a_i$."),
+        "{m}"
+    );
+    assert!(m.contains("MathJax: $a≠0$ so"), "{m}");
+    assert!(
+        m.contains("\n\n$$x=\\frac{−b±\\sqrt{b^2−4ac}}{2a}$$\n\n"),
+        "{m}"
+    );
+    assert!(m.contains("| abs | $\\|x\\| \\text{for all x}$ |"), "{m}");
+}
+
 /// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
 /// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
 /// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside

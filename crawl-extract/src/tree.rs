@@ -32,6 +32,8 @@ pub(crate) struct Attrs {
     pub(crate) rowspan: u16,
     /// An ordered list's `start` or a list item's `value`: the number it is written with.
     pub(crate) number: Option<u32>,
+    /// A formula shown as a block of its own (MathML `display="block"`).
+    pub(crate) display_block: bool,
 }
 
 /// Node payload.
@@ -81,6 +83,8 @@ pub(crate) struct PageFacts {
     pub(crate) product: bool,
     /// The longest `description` of a schema.org `Product` in the page's JSON-LD.
     pub(crate) product_description: Option<String>,
+    /// The page holds a formula (`<math>`).
+    pub(crate) math: bool,
 }
 
 /// The parsed document.
