@@ -627,16 +627,22 @@ impl<'t> Md<'t> {
             } else {
                 self.out.push_str(&self.prefix);
             }
-        } else if self.pending_space
-            && !(self.link_open_at == self.out.len() && self.out.ends_with('['))
-        {
-            // Never right after a link's `[`: a link's leading space goes before it.
+        } else if self.pending_space && !self.just_opened() {
+            // Never right after a link's `[` or a `<sup>`: their leading space goes
+            // before them.
             self.out.push(' ');
         }
         self.pending_space = false;
         if self.emph_owed > 0 {
             self.write_emph_openers();
         }
+    }
+
+    /// Whether the output ends with a link's `[` or a `<sup>`/`<sub>` just written.
+    fn just_opened(&self) -> bool {
+        (self.link_open_at == self.out.len() && self.out.ends_with('['))
+            || self.out.ends_with("<sup>")
+            || self.out.ends_with("<sub>")
     }
 
     /// Whether the first text inside `n` (down its first children) starts with whitespace.
@@ -1040,6 +1046,19 @@ impl<'t> Md<'t> {
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
             Tag::S | Tag::Del | Tag::Strike => self.open_emph(Emph::Strike),
+            // Raised and lowered text keep their tags (GFM renders them): 2<sup>32</sup>
+            // must not read as 232, nor log<sub>2</sub> as log2.
+            Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
+                // Its leading space goes before the tag, as a link's before its `[`.
+                self.pending_space |= self.leads_with_space(n);
+                self.flush_inline();
+                self.out
+                    .push_str(if tag == Tag::Sup { "<sup>" } else { "<sub>" });
+                self.at_line_start = false;
+                if let Some(s) = self.saved.last_mut() {
+                    s.1 = self.out.len();
+                }
+            }
             // A one-line `<pre>` in a table cell (a literal block in a reST table) is a
             // code span there: the table stays a table.
             t if self.pre == 0
@@ -1202,6 +1221,21 @@ impl<'t> Md<'t> {
             Tag::Ul | Tag::Ol | Tag::Menu => {
                 self.lists.pop();
                 self.block(if self.lists.is_empty() { 2 } else { 1 });
+            }
+            Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
+                // One that came out empty (a hidden note's marker) leaves no tags.
+                let open = if tag == Tag::Sup { "<sup>" } else { "<sub>" };
+                if self.out.len() == olen && self.out.ends_with(open) {
+                    self.out.truncate(olen - open.len());
+                    // The space written before it is owed again, once.
+                    if self.out.ends_with(' ') {
+                        self.out.pop();
+                        self.pending_space = true;
+                    }
+                } else {
+                    self.out
+                        .push_str(if tag == Tag::Sup { "</sup>" } else { "</sub>" });
+                }
             }
             Tag::Li => {
                 self.pending_marker = None;

@@ -772,6 +772,23 @@ fn a_formula_is_written_as_tex() {
     assert!(m.contains("| abs | $\\|x\\| \\text{for all x}$ |"), "{m}");
 }
 
+/// Raised and lowered text keep their tags: "2<sup>32</sup> - 2" must not read as the
+/// number 232 - 2, nor log<sub>2</sub> as log2. Not inside code, and an empty one leaves
+/// nothing.
+#[test]
+fn superscripts_and_subscripts_keep_their_tags() {
+    let m = whole(
+        "<p>The largest page is 2<sup>32</sup> - 2; log<sub> 2 </sub>(e); \
+         a note<sup><a href='#n1'>1</a></sup>; <code>x<sup>2</sup></code>; \
+         empty<sup> </sup>.</p>",
+    );
+    assert_eq!(
+        m,
+        "The largest page is 2<sup>32</sup> - 2; log <sub>2</sub> (e); \
+         a note<sup>[1](https://example.com/dir/page.html#n1)</sup>; `x2`; empty .\n"
+    );
+}
+
 /// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
 /// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
 /// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside
