@@ -1185,6 +1185,17 @@ impl<'t> Md<'t> {
                     // An ATX heading is one line: a break set for the layout (`OUR<br>
                     // SERVICES`) is a space, or the rest would fall out of the heading.
                     self.pending_space = true;
+                } else if self.inline_only {
+                    // A table cell's lines (an address, opening hours) stay lines: GFM
+                    // keeps `<br>` in a cell. None at the cell's start; trailing ones are
+                    // trimmed with the cell.
+                    let t = self.out.trim_end().len();
+                    if t > 0 {
+                        self.out.truncate(t);
+                        self.out.push_str("<br>");
+                        self.at_line_start = false;
+                        self.pending_space = true;
+                    }
                 } else {
                     self.block(1);
                 }
@@ -1764,7 +1775,11 @@ impl<'t> Md<'t> {
         let mut m = Md::new(self.tree, self.opts, self.base, self.page, self.removed);
         m.inline_only = true;
         m.run(c);
-        m.out.trim().replace('\n', " ")
+        let mut s = m.out.trim();
+        while let Some(t) = s.strip_suffix("<br>") {
+            s = t.trim_end();
+        }
+        s.replace('\n', " ")
     }
 }
 

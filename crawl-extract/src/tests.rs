@@ -841,6 +841,20 @@ fn gfm_table() {
     );
 }
 
+/// A line break in a table cell (an address, opening hours) stays a line break: `<br>`,
+/// which GFM keeps in a cell. None at a cell's start or end.
+#[test]
+fn a_line_break_in_a_table_cell_stays() {
+    let m = whole(
+        "<table><tr><th>Office</th><th>Open</th></tr>\
+         <tr><td><br>12 High St<br>Springfield<br><br></td><td>Mon–Fri 9–5<br>Sat 10–2</td></tr></table>",
+    );
+    assert!(
+        m.contains("| 12 High St<br> Springfield | Mon–Fri 9–5<br> Sat 10–2 |"),
+        "{m}"
+    );
+}
+
 /// A `|` inside a code span in a table cell still ends the cell in GFM: it stays escaped
 /// (Python's docs put `x | y` in cells of the operator tables).
 #[test]
