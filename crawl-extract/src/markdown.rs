@@ -315,6 +315,8 @@ pub(crate) struct Md<'t> {
     /// two spans with nothing between them would read as one with backticks inside.
     code_span: Option<std::ops::Range<usize>>,
     span_text: String,
+    /// Open inline quotations (`<q>`): outer ones get double marks, inner ones single.
+    quotes: usize,
     /// Where the output ended after the last link opener `[` was written.
     link_open_at: usize,
 }
@@ -462,6 +464,7 @@ impl<'t> Md<'t> {
             code_span: None,
             span_text: String::new(),
             link_open_at: usize::MAX,
+            quotes: 0,
         }
     }
 
@@ -638,11 +641,27 @@ impl<'t> Md<'t> {
         }
     }
 
-    /// Whether the output ends with a link's `[` or a `<sup>`/`<sub>` just written.
+    /// Whether a heading is inside `n`.
+    fn holds_heading(&self, n: u32) -> bool {
+        (n + 1..subtree_end(self.tree, n)).any(|i| self.tree.tag(i).is_some_and(Tag::is_heading))
+    }
+
+    /// After an inline mark taken back because nothing came inside it: the space written
+    /// before it is owed again, once.
+    fn owe_trailing_space(&mut self) {
+        if self.out.ends_with(' ') {
+            self.out.pop();
+            self.pending_space = true;
+        }
+    }
+
+    /// Whether the output ends with a link's `[`, a `<sup>`/`<sub>` or a quotation's
+    /// opening mark just written.
     fn just_opened(&self) -> bool {
         (self.link_open_at == self.out.len() && self.out.ends_with('['))
             || self.out.ends_with("<sup>")
             || self.out.ends_with("<sub>")
+            || (self.quotes > 0 && self.out.ends_with(['“', '‘']))
     }
 
     /// Whether the first text inside `n` (down its first children) starts with whitespace.
@@ -1046,6 +1065,27 @@ impl<'t> Md<'t> {
             Tag::B | Tag::Strong => self.open_emph(Emph::Strong),
             Tag::I | Tag::Em => self.open_emph(Emph::Em),
             Tag::S | Tag::Del | Tag::Strike => self.open_emph(Emph::Strike),
+            // A disclosure's summary (a FAQ's question) stands out from what it opens;
+            // one holding a heading (rustdoc's `impl` blocks) is that heading.
+            Tag::Summary if !self.holds_heading(n) => {
+                self.block(2);
+                self.open_emph(Emph::Strong);
+            }
+            // An inline quotation: the quotation marks a browser draws around it.
+            Tag::Q if self.pre == 0 && self.code == 0 => {
+                self.pending_space |= self.leads_with_space(n);
+                self.flush_inline();
+                self.out.push(if self.quotes.is_multiple_of(2) {
+                    '“'
+                } else {
+                    '‘'
+                });
+                self.quotes += 1;
+                self.at_line_start = false;
+                if let Some(s) = self.saved.last_mut() {
+                    s.1 = self.out.len();
+                }
+            }
             // Raised and lowered text keep their tags (GFM renders them): 2<sup>32</sup>
             // must not read as 232, nor log<sub>2</sub> as log2.
             Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
@@ -1238,11 +1278,7 @@ impl<'t> Md<'t> {
                 let open = if tag == Tag::Sup { "<sup>" } else { "<sub>" };
                 if self.out.len() == olen && self.out.ends_with(open) {
                     self.out.truncate(olen - open.len());
-                    // The space written before it is owed again, once.
-                    if self.out.ends_with(' ') {
-                        self.out.pop();
-                        self.pending_space = true;
-                    }
+                    self.owe_trailing_space();
                 } else {
                     self.out
                         .push_str(if tag == Tag::Sup { "</sup>" } else { "</sub>" });
@@ -1272,6 +1308,28 @@ impl<'t> Md<'t> {
             Tag::Pre if !self.inline_only => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em | Tag::S | Tag::Del | Tag::Strike => {
                 self.close_emph()
+            }
+            Tag::Summary if !self.holds_heading(n) => {
+                self.close_emph();
+                self.block(2);
+            }
+            Tag::Q if self.pre == 0 && self.code == 0 => {
+                self.quotes = self.quotes.saturating_sub(1);
+                let open = if self.quotes.is_multiple_of(2) {
+                    '“'
+                } else {
+                    '‘'
+                };
+                if self.out.len() == olen && self.out.ends_with(open) {
+                    self.out.truncate(olen - open.len_utf8());
+                    self.owe_trailing_space();
+                } else {
+                    self.out.push(if self.quotes.is_multiple_of(2) {
+                        '”'
+                    } else {
+                        '’'
+                    });
+                }
             }
             t if self.pre == 0
                 && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)

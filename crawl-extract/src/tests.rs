@@ -789,6 +789,21 @@ fn superscripts_and_subscripts_keep_their_tags() {
     );
 }
 
+/// An inline quotation gets the marks a browser draws around it (single ones inside
+/// double ones), and a disclosure's summary (a FAQ's question) stands out in bold from
+/// the answer it opens.
+#[test]
+fn quotations_and_summaries_read_as_the_page_shows_them() {
+    let m = whole(
+        "<p>He said <q>the report calls it <q>final</q> twice</q>.<q> </q></p>\
+         <details><summary>Who can apply?</summary><p>Any resident.</p></details>",
+    );
+    assert_eq!(
+        m,
+        "He said “the report calls it ‘final’ twice”.\n\n**Who can apply?**\n\nAny resident.\n"
+    );
+}
+
 /// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
 /// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
 /// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside
