@@ -1923,132 +1923,153 @@ fn math_text(tree: &Tree, n: u32, out: &mut String) {
     }
 }
 
-/// Appends presentation MathML `n` written as TeX.
-fn mathml(tree: &Tree, n: u32, out: &mut String) {
-    let node = &tree.nodes[n as usize];
-    if node.hidden {
-        return;
+/// A step of writing a formula: an element still to write, or TeX written around one.
+enum MathStep {
+    Node(u32),
+    Lit(&'static str),
+}
+
+/// Whether MathML element `n` writes one character (`<mi>x</mi>`, or an `<mrow>` around
+/// one): a script's base or script that needs no braces.
+fn one_char(tree: &Tree, mut n: u32) -> bool {
+    for _ in 0..64 {
+        match tree.tag(n) {
+            Some(Tag::Mi | Tag::Mn | Tag::Mo) => {
+                let mut t = String::new();
+                math_text(tree, n, &mut t);
+                return t.trim().chars().count() == 1;
+            }
+            Some(Tag::Mrow | Tag::Mstyle) => {
+                let mut kids = tree.children(n).filter(|&c| tree.tag(c).is_some());
+                match (kids.next(), kids.next()) {
+                    (Some(c), None) => n = c,
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        }
     }
-    let Some(tag) = tree.tag(n) else {
-        return;
-    };
-    // The element children; a script's base and scripts, a fraction's parts.
-    let parts: Vec<u32> = tree
-        .children(n)
-        .filter(|&c| tree.tag(c).is_some())
-        .collect();
-    let part = |i: usize, out: &mut String| {
-        let Some(&c) = parts.get(i) else { return };
-        let mut s = String::new();
-        mathml(tree, c, &mut s);
-        let s = s.trim();
-        if s.chars().count() == 1 {
-            out.push_str(s);
-        } else {
-            out.push('{');
-            out.push_str(s);
-            out.push('}');
+    false
+}
+
+/// Appends presentation MathML `n` written as TeX (`<msup>` as `^`, `<mfrac>` as
+/// `\frac`, `<mtable>` as a matrix, …). Iterative: the tree's depth cap bounds the work
+/// stack, not the call stack.
+fn mathml(tree: &Tree, n: u32, out: &mut String) {
+    use MathStep::{Lit, Node};
+    let mut stack = vec![Node(n)];
+    let mut seq: Vec<MathStep> = Vec::new();
+    while let Some(step) = stack.pop() {
+        let n = match step {
+            Lit(t) => {
+                out.push_str(t);
+                continue;
+            }
+            Node(n) => n,
+        };
+        if tree.nodes[n as usize].hidden {
+            continue;
         }
-    };
-    match tag {
-        Tag::Mi | Tag::Mn | Tag::Mo | Tag::Ms => {
-            let mut t = String::new();
-            math_text(tree, n, &mut t);
-            for c in t.trim().chars() {
-                match c {
-                    '{' | '}' | '_' | '%' | '#' | '&' | '$' => {
-                        out.push('\\');
-                        out.push(c);
+        let Some(tag) = tree.tag(n) else { continue };
+        // The element children: a script's base and scripts, a fraction's parts.
+        let parts: Vec<u32> = tree
+            .children(n)
+            .filter(|&c| tree.tag(c).is_some())
+            .collect();
+        // Part `i` in braces unless it is one character.
+        let part = |i: usize, seq: &mut Vec<MathStep>| {
+            let Some(&c) = parts.get(i) else { return };
+            if one_char(tree, c) {
+                seq.push(Node(c));
+            } else {
+                seq.extend([Lit("{"), Node(c), Lit("}")]);
+            }
+        };
+        seq.clear();
+        match tag {
+            Tag::Mi | Tag::Mn | Tag::Mo | Tag::Ms => {
+                let mut t = String::new();
+                math_text(tree, n, &mut t);
+                for c in t.trim().chars() {
+                    match c {
+                        '{' | '}' | '_' | '%' | '#' | '&' | '$' => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                        '^' => out.push_str("\\hat{}"),
+                        '\\' => out.push_str("\\backslash "),
+                        c => out.push(c),
                     }
-                    '^' => out.push_str("\\hat{}"),
-                    '\\' => out.push_str("\\backslash "),
-                    c => out.push(c),
                 }
             }
-        }
-        Tag::Mtext => {
-            let mut t = String::new();
-            math_text(tree, n, &mut t);
-            if !t.trim().is_empty() {
-                out.push_str("\\text{");
-                out.push_str(&t.replace(['{', '}', '\\'], ""));
-                out.push('}');
-            }
-        }
-        Tag::Mspace => out.push(' '),
-        Tag::Msup | Tag::Mover => {
-            part(0, out);
-            out.push('^');
-            part(1, out);
-        }
-        Tag::Msub | Tag::Munder => {
-            part(0, out);
-            out.push('_');
-            part(1, out);
-        }
-        Tag::Msubsup | Tag::Munderover => {
-            part(0, out);
-            out.push('_');
-            part(1, out);
-            out.push('^');
-            part(2, out);
-        }
-        Tag::Mfrac => {
-            out.push_str("\\frac");
-            for i in 0..2 {
-                out.push('{');
-                if let Some(&c) = parts.get(i) {
-                    mathml(tree, c, out);
+            Tag::Mtext => {
+                let mut t = String::new();
+                math_text(tree, n, &mut t);
+                if !t.trim().is_empty() {
+                    out.push_str("\\text{");
+                    out.push_str(&t.replace(['{', '}', '\\'], ""));
+                    out.push('}');
                 }
-                out.push('}');
             }
-        }
-        Tag::Msqrt => {
-            out.push_str("\\sqrt{");
-            for &c in &parts {
-                mathml(tree, c, out);
+            Tag::Mspace => out.push(' '),
+            Tag::Msup | Tag::Mover => {
+                part(0, &mut seq);
+                seq.push(Lit("^"));
+                part(1, &mut seq);
             }
-            out.push('}');
-        }
-        Tag::Mroot => {
-            out.push_str("\\sqrt[");
-            if let Some(&c) = parts.get(1) {
-                mathml(tree, c, out);
+            Tag::Msub | Tag::Munder => {
+                part(0, &mut seq);
+                seq.push(Lit("_"));
+                part(1, &mut seq);
             }
-            out.push_str("]{");
-            if let Some(&c) = parts.first() {
-                mathml(tree, c, out);
+            Tag::Msubsup | Tag::Munderover => {
+                part(0, &mut seq);
+                seq.push(Lit("_"));
+                part(1, &mut seq);
+                seq.push(Lit("^"));
+                part(2, &mut seq);
             }
-            out.push('}');
-        }
-        Tag::Mtable => {
-            out.push_str("\\begin{matrix}");
-            for (r, &row) in parts.iter().enumerate() {
-                if r > 0 {
-                    out.push_str(" \\\\ ");
-                }
-                let cells = tree.children(row).filter(|&c| tree.tag(c).is_some());
-                for (k, cell) in cells.enumerate() {
-                    if k > 0 {
-                        out.push_str(" & ");
+            Tag::Mfrac => {
+                seq.push(Lit("\\frac{"));
+                seq.extend(parts.first().map(|&c| Node(c)));
+                seq.push(Lit("}{"));
+                seq.extend(parts.get(1).map(|&c| Node(c)));
+                seq.push(Lit("}"));
+            }
+            Tag::Msqrt => {
+                seq.push(Lit("\\sqrt{"));
+                seq.extend(parts.iter().map(|&c| Node(c)));
+                seq.push(Lit("}"));
+            }
+            Tag::Mroot => {
+                seq.push(Lit("\\sqrt["));
+                seq.extend(parts.get(1).map(|&c| Node(c)));
+                seq.push(Lit("]{"));
+                seq.extend(parts.first().map(|&c| Node(c)));
+                seq.push(Lit("}"));
+            }
+            Tag::Mtable => {
+                seq.push(Lit("\\begin{matrix}"));
+                for (r, &row) in parts.iter().enumerate() {
+                    if r > 0 {
+                        seq.push(Lit(" \\\\ "));
                     }
-                    mathml(tree, cell, out);
+                    let cells = tree.children(row).filter(|&c| tree.tag(c).is_some());
+                    for (k, cell) in cells.enumerate() {
+                        if k > 0 {
+                            seq.push(Lit(" & "));
+                        }
+                        seq.push(Node(cell));
+                    }
                 }
+                seq.push(Lit("\\end{matrix}"));
             }
-            out.push_str("\\end{matrix}");
+            // A formula's first child is what it shows; the rest annotate it.
+            Tag::Semantics => seq.extend(parts.first().map(|&c| Node(c))),
+            Tag::Annotation | Tag::AnnotationXml | Tag::Mphantom => {}
+            _ => seq.extend(parts.iter().map(|&c| Node(c))),
         }
-        // A formula's first child is what it shows; the rest annotate it.
-        Tag::Semantics => {
-            if let Some(&c) = parts.first() {
-                mathml(tree, c, out);
-            }
-        }
-        Tag::Annotation | Tag::AnnotationXml | Tag::Mphantom => {}
-        _ => {
-            for &c in &parts {
-                mathml(tree, c, out);
-            }
-        }
+        stack.extend(seq.drain(..).rev());
     }
 }
 

@@ -34,7 +34,7 @@ tags! {
     Cite = "cite", Q = "q", Mark = "mark", U = "u", S = "s", Del = "del", Ins = "ins",
     Strike = "strike",
     // MathML, for a formula's TeX (`markdown::math_tex`).
-    Mi = "mi", Mn = "mn", Mo = "mo", Mtext = "mtext", Ms = "ms", Mspace = "mspace",
+    Mrow = "mrow", Mstyle = "mstyle", Mi = "mi", Mn = "mn", Mo = "mo", Mtext = "mtext", Ms = "ms", Mspace = "mspace",
     Msup = "msup", Msub = "msub", Msubsup = "msubsup", Munder = "munder", Mover = "mover",
     Munderover = "munderover", Mfrac = "mfrac", Msqrt = "msqrt", Mroot = "mroot",
     Mtable = "mtable", Mtr = "mtr", Mtd = "mtd", Semantics = "semantics",
@@ -47,6 +47,8 @@ impl Tag {
         matches!(
             self,
             Tag::Math
+                | Tag::Mrow
+                | Tag::Mstyle
                 | Tag::Mi
                 | Tag::Mn
                 | Tag::Mo
