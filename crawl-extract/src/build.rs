@@ -62,6 +62,24 @@ const MAX_ROWSPAN: u16 = 1000;
 /// Bound (exclusive) of a list number CommonMark reads: nine digits.
 const MAX_NUMBER: u32 = 1_000_000_000;
 
+/// Whether element `t` holds a formula (`<math>`) and no text outside formulas.
+fn formulas_only(tree: &Tree, t: u32) -> bool {
+    let end = super::markdown::subtree_end(tree, t);
+    let (mut i, mut any) = (t + 1, false);
+    while i < end {
+        if tree.tag(i) == Some(Tag::Math) {
+            any = true;
+            i = super::markdown::subtree_end(tree, i);
+            continue;
+        }
+        if tree.text_of(i).is_some_and(|x| !x.trim().is_empty()) {
+            return false;
+        }
+        i += 1;
+    }
+    any
+}
+
 /// Whether `c` is all that `p` holds, white space aside.
 fn only_child(tree: &Tree, p: u32, c: u32) -> bool {
     tree.children(p)
@@ -138,6 +156,16 @@ fn reveal(
                 break;
             }
             a = node.parent as usize;
+        }
+    }
+    // A formula's MathML hidden by a style beside a drawing of it (MediaWiki's
+    // `span.mwe-math-mathml-a11y` beside an `aria-hidden` image) is what a reader gets of
+    // the formula: a wrapper that holds nothing but formulas is shown.
+    if tree.facts.math {
+        for &t in toggled {
+            if formulas_only(tree, t) {
+                tree.nodes[t as usize].hidden = false;
+            }
         }
     }
     // A disclosure's button is its panel's title when the panel is shown (opened here, or

@@ -770,6 +770,20 @@ fn a_formula_is_written_as_tex() {
         "{m}"
     );
     assert!(m.contains("| abs | $\\|x\\| \\text{for all x}$ |"), "{m}");
+    // MediaWiki hides the MathML with a style beside an `aria-hidden` image of the formula:
+    // the MathML is what a reader gets of it. A hidden block of text stays hidden.
+    let wiki = md("<article><h1>Hermitian matrix</h1><p>A matrix is Hermitian when \
+         <span class='mwe-math-element'><span class='mwe-math-mathml-inline' style='display: none;'>\
+         <math alttext='{\\displaystyle a_{ij}={\\overline {a_{ji}}}}'><mi>a</mi></math></span>\
+         <img src='/m.svg' aria-hidden='true' alt='{\\displaystyle a_{ij}}'></span> for all \
+         indices.<span style='display: none'>Hidden note <math><mi>z</mi></math></span></p>\
+         <p>A paragraph of words long enough to make this page an article, and then more.</p>\
+         </article>");
+    assert!(
+        wiki.contains("Hermitian when $a_{ij}={\\overline {a_{ji}}}$ for all indices."),
+        "{wiki}"
+    );
+    assert!(!wiki.contains("Hidden note"), "{wiki}");
 }
 
 /// Raised and lowered text keep their tags: "2<sup>32</sup> - 2" must not read as the
