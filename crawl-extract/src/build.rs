@@ -601,6 +601,9 @@ impl<'a> Sink<'a> for Builder {
         }
         self.implicit_close(tag);
         let parent_dead = self.stack.last().is_some_and(|o| o.dead);
+        if tag == Tag::Input && !parent_dead {
+            self.task_box(raw);
+        }
         self.tree.facts.math |= tag == Tag::Math && !parent_dead;
         // The self-closing flag counts for foreign (svg, math) and unknown elements only.
         let void = tag.is_void()
@@ -953,6 +956,55 @@ impl<'a> Sink<'a> for Builder {
 }
 
 impl Builder {
+    /// A disabled checkbox that opens a list item (GFM's task list, as MkDocs, pymdownx
+    /// and GitHub render it: `<li><input type=checkbox checked disabled> Done`, maybe in a
+    /// `<label>`) marks the item a task, done or not; the form control itself is dropped.
+    fn task_box(&mut self, raw: &[RawAttr<'_>]) {
+        let has = |name: &str| raw.iter().any(|a| a.name.eq_ignore_ascii_case(name));
+        let checkbox = raw.iter().any(|a| {
+            a.name.eq_ignore_ascii_case("type") && a.value.trim().eq_ignore_ascii_case("checkbox")
+        });
+        // Renderers of markdown task lists (GitHub, pymdownx, markdown-it, goldmark,
+        // kramdown) write a disabled box; an enabled one is a form's (a shop card's
+        // "compare", a comment's fold toggle).
+        if !checkbox || !has("disabled") {
+            return;
+        }
+        // The item is open at most two wrappers up, and holds no text yet.
+        let Some(li) = self
+            .stack
+            .iter()
+            .rev()
+            .take(3)
+            .find(|o| o.tag == Tag::Li && !o.dead)
+            .map(|o| o.node)
+        else {
+            return;
+        };
+        let since = (li as usize + 1)..self.tree.nodes.len();
+        if since.len() > 8
+            || since.clone().any(|i| {
+                self.tree
+                    .text_of(i as u32)
+                    .is_some_and(|t| !t.trim().is_empty())
+            })
+        {
+            return;
+        }
+        let node = &mut self.tree.nodes[li as usize];
+        let Kind::Element { attrs, .. } = &mut node.kind else {
+            return;
+        };
+        if *attrs == NONE {
+            self.tree.attrs.push(Attrs::default());
+            *attrs = (self.tree.attrs.len() - 1) as u32;
+        }
+        let checked = has("checked");
+        if let Some(a) = self.tree.attrs.get_mut(*attrs as usize) {
+            a.task = Some(checked);
+        }
+    }
+
     fn push_open(&mut self, o: Open) {
         self.stack.push(o);
     }

@@ -317,6 +317,8 @@ pub(crate) struct Md<'t> {
     span_text: String,
     /// Open inline quotations (`<q>`): outer ones get double marks, inner ones single.
     quotes: usize,
+    /// A task list item's box (`[x] `), owed right after its marker.
+    pending_task: Option<&'static str>,
     /// Where the output ended after the last link opener `[` was written.
     link_open_at: usize,
 }
@@ -465,6 +467,7 @@ impl<'t> Md<'t> {
             span_text: String::new(),
             link_open_at: usize::MAX,
             quotes: 0,
+            pending_task: None,
         }
     }
 
@@ -627,6 +630,9 @@ impl<'t> Md<'t> {
                 self.out.push_str(&self.prefix[..start]);
                 self.out.push_str(&m);
                 self.out.push_str(&self.prefix[end..]);
+                if let Some(t) = self.pending_task.take() {
+                    self.out.push_str(t);
+                }
             } else {
                 self.out.push_str(&self.prefix);
             }
@@ -979,6 +985,12 @@ impl<'t> Md<'t> {
                     // has its marker still owed: both go on the line (`- - a`).
                     let outer = self.pending_marker.take().filter(|m| !m.starts_with('#'));
                     self.pending_marker = Some(outer.unwrap_or_default() + &marker);
+                    // A task's box goes after the marker, as text: the item's content
+                    // (and so its indentation) starts at the marker's end.
+                    self.pending_task =
+                        attrs
+                            .and_then(|a| a.task)
+                            .map(|c| if c { "[x] " } else { "[ ] " });
                     self.pending_nl = self.pending_nl.max(u8::from(!self.out.is_empty()));
                 }
             }
@@ -1286,6 +1298,7 @@ impl<'t> Md<'t> {
             }
             Tag::Li => {
                 self.pending_marker = None;
+                self.pending_task = None;
                 // An item that came out empty (a share button's icon) leaves no bare marker.
                 if self.out.get(olen..).is_some_and(is_bare_marker) {
                     // The break written before it is owed again, to whatever comes next.

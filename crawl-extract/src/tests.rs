@@ -818,6 +818,24 @@ fn quotations_and_summaries_read_as_the_page_shows_them() {
     );
 }
 
+/// A list item that opens with a disabled checkbox is a task (GFM's `[x]` / `[ ]` after
+/// the marker), as MkDocs, pymdownx and GitHub render task lists; an enabled box (a
+/// comment's fold toggle) or one later in the item is a form's and writes nothing.
+/// Nested items keep their indentation.
+#[test]
+fn a_task_list_keeps_its_boxes() {
+    let m = whole(
+        "<ul><li><label><input type='checkbox' disabled checked></label> Ship it<ul>\
+         <li><input type='checkbox' disabled> Write the notes</li></ul></li>\
+         <li>Plain <input type='checkbox' disabled> item</li>\
+         <li><input type='checkbox'> Fold</li></ul>",
+    );
+    assert_eq!(
+        m,
+        "- [x] Ship it\n  - [ ] Write the notes\n- Plain item\n- Fold\n"
+    );
+}
+
 /// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
 /// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
 /// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside

@@ -34,6 +34,8 @@ pub(crate) struct Attrs {
     pub(crate) number: Option<u32>,
     /// A formula shown as a block of its own (MathML `display="block"`).
     pub(crate) display_block: bool,
+    /// A list item that opens with a checkbox (a task list): whether it is checked.
+    pub(crate) task: Option<bool>,
 }
 
 /// Node payload.
