@@ -1291,6 +1291,12 @@ impl<'t> Md<'t> {
                 if self.out.len() == olen && self.out.ends_with(open) {
                     self.out.truncate(olen - open.len());
                     self.owe_trailing_space();
+                } else if self.out.get(olen..).is_some_and(|b| b.contains('\n'))
+                    && self.out.get(olen - open.len()..olen) == Some(open)
+                {
+                    // It held blocks: tags across lines would not pair up (one alone on
+                    // a line opens raw HTML), so its text stays plain, like emphasis.
+                    self.out.replace_range(olen - open.len()..olen, "");
                 } else {
                     self.out
                         .push_str(if tag == Tag::Sup { "</sup>" } else { "</sub>" });

@@ -794,12 +794,13 @@ fn superscripts_and_subscripts_keep_their_tags() {
     let m = whole(
         "<p>The largest page is 2<sup>32</sup> - 2; log<sub> 2 </sub>(e); \
          a note<sup><a href='#n1'>1</a></sup>; <code>x<sup>2</sup></code>; \
-         empty<sup> </sup>.</p>",
+         empty<sup> </sup>.</p><div>a<sup><p>block</p><p>two</p></sup></div>",
     );
     assert_eq!(
         m,
         "The largest page is 2<sup>32</sup> - 2; log <sub>2</sub> (e); \
-         a note<sup>[1](https://example.com/dir/page.html#n1)</sup>; `x2`; empty .\n"
+         a note<sup>[1](https://example.com/dir/page.html#n1)</sup>; `x2`; empty .\n\n\
+         a\n\nblock\n\ntwo\n"
     );
 }
 
