@@ -64,20 +64,7 @@ const MAX_NUMBER: u32 = 1_000_000_000;
 
 /// Whether element `t` holds a formula (`<math>`) and no text outside formulas.
 fn formulas_only(tree: &Tree, t: u32) -> bool {
-    let end = super::markdown::subtree_end(tree, t);
-    let (mut i, mut any) = (t + 1, false);
-    while i < end {
-        if tree.tag(i) == Some(Tag::Math) {
-            any = true;
-            i = super::markdown::subtree_end(tree, i);
-            continue;
-        }
-        if tree.text_of(i).is_some_and(|x| !x.trim().is_empty()) {
-            return false;
-        }
-        i += 1;
-    }
-    any
+    super::markdown::text_only_inside(tree, t, |i| tree.tag(i) == Some(Tag::Math))
 }
 
 /// Whether `c` is all that `p` holds, white space aside.

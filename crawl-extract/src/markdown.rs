@@ -2092,6 +2092,25 @@ fn mathml(tree: &Tree, n: u32, out: &mut String) {
     }
 }
 
+/// Whether all the text under `n` lies inside descendants `inside` accepts, and one such
+/// descendant exists (a logo `<h1>`'s home link, a hidden wrapper's formulas).
+pub(crate) fn text_only_inside(tree: &Tree, n: u32, inside: impl Fn(u32) -> bool) -> bool {
+    let end = subtree_end(tree, n);
+    let (mut i, mut any) = (n + 1, false);
+    while i < end {
+        if inside(i) {
+            any = true;
+            i = subtree_end(tree, i);
+            continue;
+        }
+        if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) {
+            return false;
+        }
+        i += 1;
+    }
+    any
+}
+
 /// Index one past the last descendant of `n` (nodes are in document order).
 pub(crate) fn subtree_end(tree: &Tree, n: u32) -> u32 {
     let mut x = n;

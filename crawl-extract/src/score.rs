@@ -1861,26 +1861,13 @@ pub(crate) fn is_logo_h1(tree: &Tree, n: u32) -> bool {
     if tree.tag(n) != Some(Tag::H1) {
         return false;
     }
-    let end = super::markdown::subtree_end(tree, n);
-    let mut home = false;
-    let mut i = n + 1;
-    while i < end {
-        if tree.tag(i) == Some(Tag::A)
+    super::markdown::text_only_inside(tree, n, |i| {
+        tree.tag(i) == Some(Tag::A)
             && tree
                 .attrs(i)
                 .and_then(|a| a.href.as_deref())
                 .is_some_and(is_home_href)
-        {
-            home = true;
-            i = super::markdown::subtree_end(tree, i);
-            continue;
-        }
-        if tree.text_of(i).is_some_and(|t| !t.trim().is_empty()) {
-            return false;
-        }
-        i += 1;
-    }
-    home
+    })
 }
 
 /// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`, a
