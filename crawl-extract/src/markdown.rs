@@ -652,6 +652,30 @@ impl<'t> Md<'t> {
         (n + 1..subtree_end(self.tree, n)).any(|i| self.tree.tag(i).is_some_and(Tag::is_heading))
     }
 
+    /// Opens inline element `n` with what `write` puts down (a link's `[`, a `<sup>`, a
+    /// quotation mark): its leading space goes before it, and what it holds is measured
+    /// from after it.
+    fn open_inline(&mut self, n: u32, write: impl FnOnce(&mut Self)) {
+        self.pending_space |= self.leads_with_space(n);
+        self.flush_inline();
+        write(self);
+        self.at_line_start = false;
+        if let Some(s) = self.saved.last_mut() {
+            s.1 = self.out.len();
+        }
+    }
+
+    /// The marks written around a `<q>` (double ones outside, single ones inside), a
+    /// `<sup>` or a `<sub>`.
+    fn marks(&self, tag: Tag) -> (&'static str, &'static str) {
+        match tag {
+            Tag::Sup => ("<sup>", "</sup>"),
+            Tag::Sub => ("<sub>", "</sub>"),
+            _ if self.quotes.is_multiple_of(2) => ("“", "”"),
+            _ => ("‘", "’"),
+        }
+    }
+
     /// After an inline mark taken back because nothing came inside it: the space written
     /// before it is owed again, once.
     fn owe_trailing_space(&mut self) {
@@ -1083,33 +1107,13 @@ impl<'t> Md<'t> {
                 self.block(2);
                 self.open_emph(Emph::Strong);
             }
-            // An inline quotation: the quotation marks a browser draws around it.
-            Tag::Q if self.pre == 0 && self.code == 0 => {
-                self.pending_space |= self.leads_with_space(n);
-                self.flush_inline();
-                self.out.push(if self.quotes.is_multiple_of(2) {
-                    '“'
-                } else {
-                    '‘'
-                });
-                self.quotes += 1;
-                self.at_line_start = false;
-                if let Some(s) = self.saved.last_mut() {
-                    s.1 = self.out.len();
-                }
-            }
-            // Raised and lowered text keep their tags (GFM renders them): 2<sup>32</sup>
-            // must not read as 232, nor log<sub>2</sub> as log2.
-            Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
-                // Its leading space goes before the tag, as a link's before its `[`.
-                self.pending_space |= self.leads_with_space(n);
-                self.flush_inline();
-                self.out
-                    .push_str(if tag == Tag::Sup { "<sup>" } else { "<sub>" });
-                self.at_line_start = false;
-                if let Some(s) = self.saved.last_mut() {
-                    s.1 = self.out.len();
-                }
+            // An inline quotation: the quotation marks a browser draws around it. Raised
+            // and lowered text keep their tags (GFM renders them): 2<sup>32</sup> must not
+            // read as 232, nor log<sub>2</sub> as log2.
+            Tag::Q | Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
+                let (open, _) = self.marks(tag);
+                self.open_inline(n, |m| m.out.push_str(open));
+                self.quotes += usize::from(tag == Tag::Q);
             }
             // A one-line `<pre>` in a table cell (a literal block in a reST table) is a
             // code span there: the table stays a table.
@@ -1165,16 +1169,10 @@ impl<'t> Md<'t> {
                 self.links.push(href.as_ref().map(md_url));
                 if href.is_some() {
                     // `<a> text</a>` after a word: ` [text](url)`, not `[ text](url)`.
-                    if self.leads_with_space(n) {
-                        self.pending_space = true;
-                    }
-                    self.flush_inline();
-                    self.open_bracket();
-                    self.link_open_at = self.out.len();
-                    self.at_line_start = false;
-                    if let Some(s) = self.saved.last_mut() {
-                        s.1 = self.out.len();
-                    }
+                    self.open_inline(n, |m| {
+                        m.open_bracket();
+                        m.link_open_at = m.out.len();
+                    });
                 }
             }
             // A formula: its TeX between dollars (GFM's math), a block of its own when
@@ -1285,21 +1283,23 @@ impl<'t> Md<'t> {
                 self.lists.pop();
                 self.block(if self.lists.is_empty() { 2 } else { 1 });
             }
-            Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
-                // One that came out empty (a hidden note's marker) leaves no tags.
-                let open = if tag == Tag::Sup { "<sup>" } else { "<sub>" };
+            Tag::Q | Tag::Sup | Tag::Sub if self.pre == 0 && self.code == 0 => {
+                self.quotes = self.quotes.saturating_sub(usize::from(tag == Tag::Q));
+                let (open, close) = self.marks(tag);
+                // One that came out empty (a hidden note's marker) leaves no marks.
                 if self.out.len() == olen && self.out.ends_with(open) {
                     self.out.truncate(olen - open.len());
                     self.owe_trailing_space();
-                } else if self.out.get(olen..).is_some_and(|b| b.contains('\n'))
+                } else if tag != Tag::Q
+                    && self.out.get(olen..).is_some_and(|b| b.contains('\n'))
                     && self.out.get(olen - open.len()..olen) == Some(open)
                 {
-                    // It held blocks: tags across lines would not pair up (one alone on
-                    // a line opens raw HTML), so its text stays plain, like emphasis.
+                    // Tags around blocks would not pair up (one alone on a line opens raw
+                    // HTML), so their text stays plain, like emphasis'. Quotation marks
+                    // are text, and may span lines.
                     self.out.replace_range(olen - open.len()..olen, "");
                 } else {
-                    self.out
-                        .push_str(if tag == Tag::Sup { "</sup>" } else { "</sub>" });
+                    self.out.push_str(close);
                 }
             }
             Tag::Li => {
@@ -1331,24 +1331,6 @@ impl<'t> Md<'t> {
             Tag::Summary if !self.holds_heading(n) => {
                 self.close_emph();
                 self.block(2);
-            }
-            Tag::Q if self.pre == 0 && self.code == 0 => {
-                self.quotes = self.quotes.saturating_sub(1);
-                let open = if self.quotes.is_multiple_of(2) {
-                    '“'
-                } else {
-                    '‘'
-                };
-                if self.out.len() == olen && self.out.ends_with(open) {
-                    self.out.truncate(olen - open.len_utf8());
-                    self.owe_trailing_space();
-                } else {
-                    self.out.push(if self.quotes.is_multiple_of(2) {
-                        '”'
-                    } else {
-                        '’'
-                    });
-                }
             }
             t if self.pre == 0
                 && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
@@ -1912,12 +1894,12 @@ fn only_a_list(tree: &Tree, n: u32) -> bool {
 /// Whitespace collapsed; empty when the formula shows nothing.
 pub(crate) fn math_tex(tree: &Tree, n: u32) -> String {
     let alt = tree.attrs(n).map_or("", |a| &a.alt);
-    let ann = (n + 1..subtree_end(tree, n))
-        .find(|&i| tree.tag(i) == Some(Tag::Annotation) && !tree.nodes[i as usize].hidden);
     let mut tex = String::new();
     if !alt.trim().is_empty() {
         tex.push_str(alt);
-    } else if let Some(a) = ann {
+    } else if let Some(a) = (n + 1..subtree_end(tree, n))
+        .find(|&i| tree.tag(i) == Some(Tag::Annotation) && !tree.nodes[i as usize].hidden)
+    {
         math_text(tree, a, &mut tex);
     } else {
         mathml(tree, n, &mut tex);
