@@ -175,6 +175,20 @@ fn is_bare_marker(s: &str) -> bool {
     matches!(t, "-" | "*" | "+") || number
 }
 
+/// Whether `s` is a line of markers and nothing else (`- `, `- - `, `1. > - `) that ends
+/// with a list marker: what is before that last marker (`- ` of `- - `, with its space),
+/// the markers of items (and quotes) it opened.
+fn bare_marker(s: &str) -> Option<&str> {
+    let t = s.trim();
+    let last = t.rfind(' ').map_or(0, |i| i + 1);
+    (is_bare_marker(&t[last..])
+        && !t.contains('\n')
+        && t[..last]
+            .split_ascii_whitespace()
+            .all(|m| m == ">" || is_bare_marker(m)))
+    .then(|| &t[..last])
+}
+
 /// Where the text of a markdown line starts: after its indentation, quote, list and
 /// heading markers.
 fn text_start(line: &str) -> usize {
@@ -647,6 +661,19 @@ impl<'t> Md<'t> {
         }
     }
 
+    /// Whether the output's last line holds markers (list, quote, heading) and no text,
+    /// but for an inline mark just opened (a link's `[` may yet be taken back).
+    fn on_bare_marker(&self) -> bool {
+        let mut line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        if self.just_opened() {
+            line = line
+                .trim_end_matches("<sup>")
+                .trim_end_matches("<sub>")
+                .trim_end_matches(['[', '“', '‘']);
+        }
+        !line.trim().is_empty() && text_start(line) == line.len()
+    }
+
     /// Whether a heading is inside `n`.
     fn holds_heading(&self, n: u32) -> bool {
         (n + 1..subtree_end(self.tree, n)).any(|i| self.tree.tag(i).is_some_and(Tag::is_heading))
@@ -1002,13 +1029,19 @@ impl<'t> Md<'t> {
                         }
                         _ => "- ".to_string(),
                     };
+                    // An item that opens with a list (a table of contents' `<li><ul>`)
+                    // has its marker still owed: both go on the line (`- - a`), with what
+                    // the outer item opened in between (`<li><blockquote><ul>`: `- > - a`).
+                    let outer = self.pending_marker.take().filter(|m| !m.starts_with('#'));
+                    let between = match &outer {
+                        Some(_) => self.prefix.get(self.item_end..).unwrap_or_default(),
+                        None => "",
+                    };
+                    let owed = outer.unwrap_or_default() + between + &marker;
                     self.item_at = self.prefix.len();
                     self.prefix.push_str(&" ".repeat(marker.len()));
                     self.item_end = self.prefix.len();
-                    // An item that opens with a list (a table of contents' `<li><ul>`)
-                    // has its marker still owed: both go on the line (`- - a`).
-                    let outer = self.pending_marker.take().filter(|m| !m.starts_with('#'));
-                    self.pending_marker = Some(outer.unwrap_or_default() + &marker);
+                    self.pending_marker = Some(owed);
                     // A task's box goes after the marker, as text: the item's content
                     // (and so its indentation) starts at the marker's end.
                     self.pending_task =
@@ -1239,14 +1272,16 @@ impl<'t> Md<'t> {
                     // A table cell's lines (an address, opening hours) stay lines: GFM
                     // keeps `<br>` in a cell. None at the cell's start; trailing ones are
                     // trimmed with the cell.
+                    // Nor right after a link's `[` or a `<sup>` (a link around a break
+                    // only, `[<br>](url)`, is an empty link).
                     let t = self.out.trim_end().len();
-                    if t > 0 {
+                    if t > 0 && !self.just_opened() {
                         self.out.truncate(t);
                         self.out.push_str("<br>");
                         self.at_line_start = false;
                         self.pending_space = true;
                     }
-                } else {
+                } else if !self.on_bare_marker() {
                     self.block(1);
                 }
             }
@@ -1303,14 +1338,29 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Li => {
-                self.pending_marker = None;
+                let owed = self.pending_marker.take();
                 self.pending_task = None;
+                // An item that wrote nothing leaves owed the markers of the items it
+                // was to open (`- ` of `- 1. `: the nested list's first item was empty).
+                if self.out.len() == olen {
+                    self.pending_marker = owed
+                        .as_deref()
+                        .and_then(bare_marker)
+                        .filter(|o| !o.is_empty())
+                        .map(str::to_string);
+                }
                 // An item that came out empty (a share button's icon) leaves no bare marker.
-                if self.out.get(olen..).is_some_and(is_bare_marker) {
-                    // The break written before it is owed again, to whatever comes next.
+                if let Some(outer) = self.out.get(olen..).and_then(bare_marker) {
+                    // The break written before it is owed again, to whatever comes next,
+                    // and so is the marker of the item it opened (`- - ` of an empty first
+                    // item of a nested list: the outer `- ` goes on its next line).
                     let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
+                    let outer = (!outer.is_empty()).then(|| outer.to_string());
                     self.out.truncate(olen);
-                    self.pending_nl = self.pending_nl.max(breaks);
+                    // What its empty content owed (a break inside an empty link) goes
+                    // with it.
+                    self.pending_nl = breaks;
+                    self.pending_marker = outer;
                 }
                 self.block(1);
             }
@@ -1375,10 +1425,28 @@ impl<'t> Md<'t> {
             t if t.is_heading() => {
                 self.heading = self.heading.saturating_sub(1);
                 self.pending_marker = None;
+                // A heading whose marker went down before what then came out empty (a
+                // link around an icon: `<h3><a><i class="icon"></i></a></h3>`) leaves
+                // no bare `###`; the breaks before it are owed again.
+                if !self.inline_only
+                    && self.pre == 0
+                    && self.out.get(olen..).is_some_and(|s| {
+                        let t = s.trim_start_matches([' ', '\n', '>']).trim_end();
+                        !t.is_empty() && t.bytes().all(|b| b == b'#')
+                    })
+                {
+                    let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
+                    self.out.truncate(olen);
+                    self.pending_nl = self.pending_nl.max(breaks);
+                }
                 self.block(2);
             }
             // A break inside a heading was written as a space on entry.
             Tag::Br if self.heading > 0 && self.pre == 0 => {}
+            // Nor does a break go after a bare list marker (`<li><a><br></a>text`, the
+            // marker written for a link that came out empty): the item would start with
+            // a blank line, and CommonMark would read it as empty and the text outside.
+            Tag::Br if self.pre == 0 && self.on_bare_marker() => {}
             t if t.is_block() => self.block(2),
             _ => {}
         }
@@ -1418,7 +1486,9 @@ impl<'t> Md<'t> {
             self.out.push_str(&line[..start]);
             if start < line.len() {
                 self.out.push('[');
+                let from = self.out.len();
                 self.out.push_str(&line[start..]);
+                escape_unpaired_brackets(&mut self.out, from);
                 self.out.push_str(&format!("]({url})"));
             }
             self.at_line_start = false;

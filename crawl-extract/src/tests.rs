@@ -837,6 +837,54 @@ fn a_task_list_keeps_its_boxes() {
     );
 }
 
+/// Markup that comes out empty leaves no markdown syntax behind: a heading that is only
+/// a link around an icon leaves no bare `###` (a reader would see an empty heading), a
+/// link around only a line break in a table cell leaves no `[<br>](url)`, and an empty
+/// first item of a nested list leaves no `- - ` (its list would read as two).
+#[test]
+fn markup_that_comes_out_empty_leaves_no_syntax() {
+    let m = whole(
+        "<p>Intro.</p><h3><a href='/x'><i class='icon'></i></a></h3><p>More.</p>\
+         <blockquote><h2>Quoted</h2><h3><a href='/x'><i></i></a></h3><p>After.</p></blockquote>",
+    );
+    assert_eq!(m, "Intro.\n\nMore.\n\n> ## Quoted\n>\n> After.\n");
+    let m = whole(
+        "<table><tr><th>Name</th><th>Link</th></tr>\
+         <tr><td>Two</td><td><a href='/z'><br></a>text</td></tr></table>",
+    );
+    assert_eq!(m, "| Name | Link |\n|---|---|\n| Two | text |\n");
+    let m = whole("<ul><li>a</li><li><ul><li><a href='/x'><br></a></li><li>b</li></ul></li></ul>");
+    assert_eq!(m, "- a\n- - b\n");
+    // An empty first item never written: the outer marker is still owed.
+    let m = whole("<ul><li><ol><li><br></li><li>two</li></ol></li><li>next</li></ul>");
+    assert_eq!(m, "- 2. two\n- next\n");
+    // A break after a marker written for a link that came out empty: no blank first
+    // line, which would leave the item empty and its text outside the list.
+    let m = whole("<ol><li>one</li><li><a href='/y'><br></a>two</li></ol>");
+    assert_eq!(m, "1. one\n2. two\n");
+}
+
+/// An item that opens with a quote holding a list keeps the quote between the two
+/// markers (`- > - inner`): the outer marker went over the quote's `>`, and the list read
+/// as nested in the item, unquoted.
+#[test]
+fn an_item_opening_with_a_quoted_list_keeps_the_quote() {
+    let m =
+        whole("<ul><li><blockquote><ul><li>inner</li></ul></blockquote></li><li>second</li></ul>");
+    assert_eq!(m, "- > - inner\n\n- second\n");
+}
+
+/// A link whose text starts on the line after a break is still escaped: `![ x` in it
+/// read as an image's opening (`[![ x](url)`), and the text and the link were lost.
+#[test]
+fn a_link_text_after_a_break_keeps_its_brackets_escaped() {
+    let m = whole("<p><a href='/w'><br>![ x</a> and <a href='/v'><br>a]</a></p>");
+    assert_eq!(
+        m,
+        "[!\\[ x](https://example.com/w) and [a\\]](https://example.com/v)\n"
+    );
+}
+
 /// Struck-out text stays struck out (GFM `~~`): a shop's old price beside its new one
 /// must not read as a second price, nor a withdrawn rule as one in force. Markers follow
 /// emphasis' rules: none in code, none for an element spanning blocks, and tildes beside
