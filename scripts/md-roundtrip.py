@@ -128,12 +128,17 @@ def chosen_counts(el):
     """`counts` without what the markdown leaves out on purpose: empty items, headings,
     links and quotes, `#` permalinks, and items made sections by a heading inside."""
     c = counts(el)
+    sections = set()  # items a heading makes sections: the nearest item around it
+    for h in el.iter():
+        if isinstance(h.tag, str) and HEADING.fullmatch(h.tag):
+            li = next((a for a in h.iterancestors() if a.tag == "li"), None)
+            if li is not None:
+                sections.add(li)
     for e in el.iter():
         if not isinstance(e.tag, str):
             continue
         text = (e.text_content() or "").strip()
-        if e.tag == "li" and (not text or any(
-                isinstance(d.tag, str) and HEADING.fullmatch(d.tag) for d in e.iterdescendants())):
+        if e.tag == "li" and (not text or e in sections):
             c["li"] -= 1
         elif HEADING.fullmatch(e.tag) and not text:
             c["headings"] -= 1

@@ -166,27 +166,23 @@ fn underscore_at_boundary(b: &[u8], i: usize) -> bool {
     !word(start.checked_sub(1).and_then(|s| b.get(s))) || !word(b.get(end))
 }
 
-/// Whether `s` is nothing but a list marker (`-`, `*`, `+`, `3.`, `3)`) and whitespace.
-fn is_bare_marker(s: &str) -> bool {
-    let t = s.trim();
-    let number = t
-        .strip_suffix(['.', ')'])
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-    matches!(t, "-" | "*" | "+") || number
+/// The markers of the items (and quotes) an item's marker `m` was written with, before
+/// its own (`- ` of `- - `, `- > ` of `- > - `), if any.
+fn outer_markers(m: &str) -> Option<String> {
+    let t = m.trim_end();
+    let last = t.rfind(' ')?;
+    Some(m[..=last].to_string())
 }
 
-/// Whether `s` is a line of markers and nothing else (`- `, `- - `, `1. > - `) that ends
-/// with a list marker: what is before that last marker (`- ` of `- - `, with its space),
-/// the markers of items (and quotes) it opened.
-fn bare_marker(s: &str) -> Option<&str> {
-    let t = s.trim();
-    let last = t.rfind(' ').map_or(0, |i| i + 1);
-    (is_bare_marker(&t[last..])
-        && !t.contains('\n')
-        && t[..last]
-            .split_ascii_whitespace()
-            .all(|m| m == ">" || is_bare_marker(m)))
-    .then(|| &t[..last])
+/// Whether `s` holds markers (list, quote, any number of them) and no text: markers are
+/// written with a space after them, and text that would read as one is escaped.
+fn only_markers(s: &str) -> bool {
+    s.split_ascii_whitespace().all(|m| {
+        let number = m
+            .strip_suffix(['.', ')'])
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+        matches!(m, ">" | "-" | "*" | "+") || number
+    })
 }
 
 /// Where the text of a markdown line starts: after its indentation, quote, list and
@@ -286,6 +282,10 @@ pub(crate) struct Md<'t> {
     pending_nl: u8,
     pending_space: bool,
     pending_marker: Option<String>,
+    /// The last list marker written, and where its line starts in the output: an item
+    /// that comes out empty takes it back and owes again the markers of the items it
+    /// opened (`- ` of `- - `).
+    written_marker: Option<(usize, String)>,
     /// Where the prefix of the list item opened last starts, and where it ends.
     item_at: usize,
     item_end: usize,
@@ -460,6 +460,7 @@ impl<'t> Md<'t> {
             pending_nl: 0,
             pending_space: false,
             pending_marker: None,
+            written_marker: None,
             item_at: 0,
             item_end: 0,
             gap_prefix: usize::MAX,
@@ -641,9 +642,11 @@ impl<'t> Md<'t> {
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
                 let (start, end) = self.marker_at(&m);
+                let line = self.out.len();
                 self.out.push_str(&self.prefix[..start]);
                 self.out.push_str(&m);
                 self.out.push_str(&self.prefix[end..]);
+                self.written_marker = Some((line, m));
                 if let Some(t) = self.pending_task.take() {
                     self.out.push_str(t);
                 }
@@ -1340,27 +1343,25 @@ impl<'t> Md<'t> {
             Tag::Li => {
                 let owed = self.pending_marker.take();
                 self.pending_task = None;
-                // An item that wrote nothing leaves owed the markers of the items it
-                // was to open (`- ` of `- 1. `: the nested list's first item was empty).
+                let written = self
+                    .written_marker
+                    .take()
+                    .filter(|&(at, _)| at >= olen && at <= self.out.len());
                 if self.out.len() == olen {
-                    self.pending_marker = owed
-                        .as_deref()
-                        .and_then(bare_marker)
-                        .filter(|o| !o.is_empty())
-                        .map(str::to_string);
-                }
-                // An item that came out empty (a share button's icon) leaves no bare marker.
-                if let Some(outer) = self.out.get(olen..).and_then(bare_marker) {
-                    // The break written before it is owed again, to whatever comes next,
-                    // and so is the marker of the item it opened (`- - ` of an empty first
-                    // item of a nested list: the outer `- ` goes on its next line).
-                    let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
-                    let outer = (!outer.is_empty()).then(|| outer.to_string());
+                    // An item that wrote nothing leaves owed the markers of the items it
+                    // was to open (`- ` of `- 1. `: the nested list's first item was empty).
+                    self.pending_marker = owed.as_deref().and_then(outer_markers);
+                } else if let Some((at, m)) = written.filter(|_| only_markers(&self.out[olen..])) {
+                    // An item that came out empty (a share button's icon) leaves no bare
+                    // marker. The break written before it is owed again, to whatever comes
+                    // next, and so are the markers of the items it opened (`- - ` of an
+                    // empty first item of a nested list: the outer `- ` goes on the next
+                    // line); what its empty content owed (a break inside an empty link)
+                    // goes with it.
+                    self.pending_nl = self.out[olen..at].matches('\n').count().min(2) as u8;
                     self.out.truncate(olen);
-                    // What its empty content owed (a break inside an empty link) goes
-                    // with it.
-                    self.pending_nl = breaks;
-                    self.pending_marker = outer;
+                    self.pending_marker = outer_markers(&m);
+                    self.at_line_start = true;
                 }
                 self.block(1);
             }

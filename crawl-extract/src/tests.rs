@@ -862,6 +862,15 @@ fn markup_that_comes_out_empty_leaves_no_syntax() {
     // line, which would leave the item empty and its text outside the list.
     let m = whole("<ol><li>one</li><li><a href='/y'><br></a>two</li></ol>");
     assert_eq!(m, "1. one\n2. two\n");
+    // The same at the page's start (the next item's marker went missing) and in a quote.
+    let m = whole("<ul><li><a href='/x'><br></a></li><li>second</li></ul>");
+    assert_eq!(m, "- second\n");
+    let m = whole(
+        "<blockquote><p>q</p><ul><li><a href='/x'><i></i></a></li><li>second</li></ul>\
+         <ul><li>a</li><li><ul><li><a href='/x'><br></a></li><li>b</li></ul></li></ul>\
+         </blockquote>",
+    );
+    assert_eq!(m, "> q\n>\n> - second\n>\n> - a\n> - - b\n");
 }
 
 /// An item that opens with a quote holding a list keeps the quote between the two
