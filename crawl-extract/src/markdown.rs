@@ -653,9 +653,15 @@ impl<'t> Md<'t> {
             } else {
                 self.out.push_str(&self.prefix);
             }
-        } else if self.pending_space && !self.just_opened() {
+        } else if self.pending_space
+            && !self.just_opened()
+            && !self.out.ends_with([' ', '\n'])
+            && !self.out.is_empty()
+        {
             // Never right after a link's `[` or a `<sup>`: their leading space goes
-            // before them.
+            // before them. Nor after a space (a marker's, or one written before a link
+            // that came out empty: `<a>&nbsp;</a>` four times made a code block's
+            // indentation at a line's start).
             self.out.push(' ');
         }
         self.pending_space = false;
@@ -985,9 +991,17 @@ impl<'t> Md<'t> {
                     // of sections) makes the item a section: no marker, and what follows
                     // in it is not indented under a marker that was never written (four
                     // spaces of it would read as code).
+                    // The markers of items it opened owed with it (`- - `: an empty
+                    // item around it, a collapsed comment above a reply) go too, or
+                    // their indentation would build up to a code block's four spaces.
                     if let Some(m) = self.pending_marker.take() {
-                        let at = self.item_at.min(self.prefix.len());
-                        let end = (at + m.len()).min(self.prefix.len());
+                        let (start, end) = self.marker_at(&m);
+                        let (at, end) = if self.prefix[start..end].bytes().all(|b| b == b' ') {
+                            (start, end)
+                        } else {
+                            let at = self.item_at.min(self.prefix.len());
+                            (at, (at + m.len()).min(self.prefix.len()))
+                        };
                         self.prefix.replace_range(at..end, "");
                     }
                     self.pending_marker = Some(format!("{} ", "#".repeat(level)));

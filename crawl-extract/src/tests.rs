@@ -873,6 +873,34 @@ fn markup_that_comes_out_empty_leaves_no_syntax() {
     assert_eq!(m, "> q\n>\n> - second\n>\n> - a\n> - - b\n");
 }
 
+/// A heading that opens an item whose outer items wrote nothing either (a collapsed
+/// comment around a reply: `<li class="hidden"><ul><li><h4>Re:`) makes them all sections:
+/// their indentation went with their markers, or replies two deep read as code.
+#[test]
+fn a_heading_under_empty_items_is_a_section_without_their_indentation() {
+    let m = whole(
+        "<ul><li><ul><li><h4>Re</h4><p>reply</p><ul><li><ul><li><h4>Re2</h4>\
+         <p>reply two</p></li></ul></li></ul></li></ul></li></ul>",
+    );
+    assert_eq!(m, "#### Re\n\nreply\n\n#### Re2\n\nreply two\n");
+}
+
+/// A space is never written after a space: links that came out empty (`<a>&nbsp;</a>`
+/// over an image map, an icon link before an item's text) each left one, and four at a
+/// line's start made a code block of the image after them.
+#[test]
+fn links_that_come_out_empty_leave_no_spaces_behind() {
+    let m = whole(
+        "<p>x</p><p><a href='/x'>&nbsp;</a> <a href='/y'>&nbsp;</a> <a href='/z'>&nbsp;</a> \
+         <a href='/w'>&nbsp;</a><img alt='A' src='/a.png'></p>\
+         <ol><li><a href='/y'><i></i></a> Three</li></ol><p>a <a href='/v'> </a> b</p>",
+    );
+    assert_eq!(
+        m,
+        "x\n\n![A](https://example.com/a.png)\n\n1. Three\n\na b\n"
+    );
+}
+
 /// An item that opens with a quote holding a list keeps the quote between the two
 /// markers (`- > - inner`): the outer marker went over the quote's `>`, and the list read
 /// as nested in the item, unquoted.
