@@ -1214,6 +1214,10 @@ impl<'t> Md<'t> {
                     .and_then(|a| a.href.as_deref())
                     .filter(|h| self.pre == 0 && !(self.heading > 0 && h.starts_with('#')))
                     .filter(|h| !links_to_holder(self.tree, n, h))
+                    // A link inside a link (a card's link around a call to action's own):
+                    // markdown cannot nest them, and `[[x](u)](u)` reads as brackets around
+                    // a link. The outer one holds the text.
+                    .filter(|_| !self.links.iter().any(Option::is_some))
                     .and_then(|h| resolve(self.base, h))
                     .filter(|u| matches!(u.scheme(), "http" | "https"));
                 self.links.push(href.as_ref().map(md_url));

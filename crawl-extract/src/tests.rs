@@ -901,6 +901,22 @@ fn links_that_come_out_empty_leave_no_spaces_behind() {
     );
 }
 
+/// A link inside a link (invalid HTML that pages ship: a card's link around its call to
+/// action's, an editor's link pasted into a link) is one markdown link, the outer one:
+/// markdown cannot nest them, and `[[x](u)](u)` reads as brackets around a link.
+#[test]
+fn a_link_inside_a_link_is_one_link() {
+    let m = whole(
+        "<p>at <a href='/c'><span><a href='/c'>curio cabinet</a></span></a>, and \
+         <a href='/t'><img alt='card' src='/i.png'> <a href='/u'>Explore</a></a></p>",
+    );
+    assert_eq!(
+        m,
+        "at [curio cabinet](https://example.com/c), and \
+         [![card](https://example.com/i.png) Explore](https://example.com/t)\n"
+    );
+}
+
 /// An item that opens with a quote holding a list keeps the quote between the two
 /// markers (`- > - inner`): the outer marker went over the quote's `>`, and the list read
 /// as nested in the item, unquoted.
