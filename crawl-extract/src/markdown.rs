@@ -309,7 +309,7 @@ pub(crate) struct Md<'t> {
     code_links: Vec<(usize, usize, usize)>,
     /// The code listing written as lines being written ([`Tree::is_code_lines`]).
     fragment: Option<u32>,
-    /// The paragraph of code broken by `<br>` being written ([`Tree::is_code_paragraph`]).
+    /// The code broken by `<br>` being written as a block ([`Tree::is_code_paragraph`]).
     br_code: Option<u32>,
     /// Open `<pre>`s inside a code block (more of the same block, no fence of their own).
     inner_pre: usize,
@@ -1119,8 +1119,10 @@ impl<'t> Md<'t> {
                 }
                 self.open_fence(lang.as_deref().unwrap_or_default());
             }
-            // A paragraph that is only code broken into lines by `<br>`.
-            Tag::P if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) => {
+            // Code broken into lines by `<br>` that a block holds alone.
+            Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp
+                if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) =>
+            {
                 self.block(2);
                 self.open_fence("");
                 self.br_code = Some(n);
@@ -1262,13 +1264,20 @@ impl<'t> Md<'t> {
                         if matches!(u.scheme(), "http" | "https")
                             && (self.opts.cross_site_images || same_site(self.page, &u))
                         {
-                            let alt = a
+                            // A backslash is doubled: TeX's `\[ … \]` around a formula's
+                            // drawing (Doxygen) ended in one that escaped the alt's `]`.
+                            // In a table cell a `|` would end the cell.
+                            let mut alt = a
                                 .alt
                                 .split_whitespace()
                                 .collect::<Vec<_>>()
                                 .join(" ")
                                 .replace(['[', ']'], "")
+                                .replace('\\', "\\\\")
                                 .replace('<', "\\<");
+                            if self.inline_only {
+                                alt = alt.replace('|', "\\|");
+                            }
                             self.flush_inline();
                             self.out.push_str(&format!("![{alt}]({})", md_url(&u)));
                             self.at_line_start = false;
@@ -1285,9 +1294,12 @@ impl<'t> Md<'t> {
                 } else if self.pre > 0 {
                     self.out.push('\n');
                     self.out.push_str(&self.prefix);
-                } else if self.heading > 0 {
+                } else if self.heading > 0 || self.code > 0 {
                     // An ATX heading is one line: a break set for the layout (`OUR<br>
                     // SERVICES`) is a space, or the rest would fall out of the heading.
+                    // So is a code span (Javadoc's `static <E><br>Type<E>`): a blank
+                    // line would end it, and its text would read as markup (`<E>` as a
+                    // tag a reader hides).
                     self.pending_space = true;
                 } else if self.inline_only {
                     // A table cell's lines (an address, opening hours) stay lines: GFM
@@ -1388,7 +1400,7 @@ impl<'t> Md<'t> {
                 self.close_fence(olen);
             }
             Tag::Div if self.fragment.is_some() => {}
-            Tag::P if self.br_code == Some(n) => {
+            _ if self.br_code == Some(n) => {
                 self.br_code = None;
                 self.close_fence(olen);
             }
@@ -1460,8 +1472,8 @@ impl<'t> Md<'t> {
                 }
                 self.block(2);
             }
-            // A break inside a heading was written as a space on entry.
-            Tag::Br if self.heading > 0 && self.pre == 0 => {}
+            // A break inside a heading or a code span was written as a space on entry.
+            Tag::Br if (self.heading > 0 || self.code > 0) && self.pre == 0 => {}
             // Nor does a break go after a bare list marker (`<li><a><br></a>text`, the
             // marker written for a link that came out empty): the item would start with
             // a blank line, and CommonMark would read it as empty and the text outside.

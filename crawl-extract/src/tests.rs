@@ -917,6 +917,41 @@ fn a_link_inside_a_link_is_one_link() {
     );
 }
 
+/// Code broken into lines by `<br>` is a code block when a paragraph, a quote, a term or
+/// an item holds it alone (SQLite's sessions in a quoted `<tt>`, Apache's expression
+/// forms in a `<dt>`), and otherwise one code span whose breaks are spaces: a blank line
+/// ended the span, and its text read as markup (`<E>` a tag a reader hides).
+#[test]
+fn code_broken_by_breaks_stays_code() {
+    let m = whole(
+        "<blockquote><tt>$&nbsp;<b>sqlite&nbsp;db</b><br>sqlite&gt;&nbsp;.explain</tt>\
+         </blockquote><dl><dt><code><var>a</var> = <var>b</var><br>a == b</code></dt>\
+         <dd>Compares.</dd></dl><div><code>static &lt;E&gt;<br>Fail&lt;E&gt;</code></div>\
+         <p>Text <code>a<br>b</code> more</p>",
+    );
+    assert_eq!(
+        m,
+        "> ```\n> $ sqlite db\n> sqlite> .explain\n> ```\n\n```\na = b\na == b\n```\n\n\
+         Compares.\n\n`static <E> Fail<E>`\n\nText `a b` more\n"
+    );
+}
+
+/// An image's alt text keeps its backslashes (TeX's `\[ … \]` around a formula's
+/// drawing ended in one that escaped the closing `]`, and the image read as text), and
+/// in a table cell its `|` does not end the cell.
+#[test]
+fn an_images_alt_text_reads_back_whole() {
+    let m = whole(
+        "<p><img alt='\\[ \\frac{a}{b} \\]' src='/f.png'></p><table><tr><th>A</th>\
+         <th>B</th></tr><tr><td><img alt='x|y' src='/a.png'></td><td>z</td></tr></table>",
+    );
+    assert_eq!(
+        m,
+        "![\\\\ \\\\frac{a}{b} \\\\](https://example.com/f.png)\n\n| A | B |\n|---|---|\n\
+         | ![x\\|y](https://example.com/a.png) | z |\n"
+    );
+}
+
 /// An item that opens with a quote holding a list keeps the quote between the two
 /// markers (`- > - inner`): the outer marker went over the quote's `>`, and the list read
 /// as nested in the item, unquoted.

@@ -153,14 +153,22 @@ impl Tree {
                 .is_some_and(|c| self.tag(c) == Some(Tag::Div) && self.has_class(c, "line"))
     }
 
-    /// Whether `n` is a paragraph that is only a `<code>` broken into lines by `<br>`
-    /// (Apache's manual writes its examples so): a code block without a `<pre>`.
-    pub(crate) fn is_code_paragraph(&self, n: u32) -> bool {
-        self.tag(n) == Some(Tag::P)
-            && self.sole_element(n).is_some_and(|c| {
-                self.tag(c) == Some(Tag::Code)
-                    && self.children(c).any(|x| self.tag(x) == Some(Tag::Br))
-            })
+    /// Whether `c` is code (`<code>`, `<tt>`, `<kbd>`, `<samp>`) broken into lines by
+    /// `<br>` that a block holds alone: a paragraph, a quote, a term or an item (Apache's
+    /// manual writes its examples and its expressions' forms so, SQLite its sessions in a
+    /// quoted `<tt>`): a code block without a `<pre>`. Not a `div`'s: Javadoc's summary
+    /// cells break a long signature so, and it stays a span (the break a space).
+    pub(crate) fn is_code_paragraph(&self, c: u32) -> bool {
+        let p = self.nodes[c as usize].parent;
+        matches!(
+            self.tag(c),
+            Some(Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp)
+        ) && self.children(c).any(|x| self.tag(x) == Some(Tag::Br))
+            && matches!(
+                self.tag(p),
+                Some(Tag::P | Tag::Blockquote | Tag::Dt | Tag::Dd | Tag::Li)
+            )
+            && self.sole_element(p) == Some(c)
     }
 
     /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
