@@ -87,7 +87,11 @@ fn opens(out: &str, p: usize, m: usize) -> bool {
         return true;
     }
     let before = out[..p].chars().next_back();
-    let after = out[p + m..].chars().find(|&c| c != '*' && c != '~');
+    // After the whole run of this marker's character (`***` of nested emphasis is one
+    // run); another kind's marker is punctuation like any (`**~~x~~**` after a word
+    // opens no bold).
+    let mark = out[p..].chars().next();
+    let after = out[p + m..].chars().find(|&c| Some(c) != mark);
     !(before.is_some_and(|c| !c.is_whitespace() && !punct(c)) && after.is_some_and(punct))
 }
 

@@ -990,6 +990,16 @@ fn struck_out_text_stays_struck_out() {
     );
 }
 
+/// An emphasis marker after a word opens only before a word or a space: the next
+/// character counted is the first after its own run, and another kind's marker is
+/// punctuation like any (`word**~~x~~**` opens no bold for CommonMark, and its stars
+/// stayed in the text). Such emphasis is left out, as between a word and a bracket.
+#[test]
+fn emphasis_before_another_kinds_marker_opens_only_where_it_can() {
+    let m = whole("<p>word<b><del>x</del></b> and c&gt;d<i><strong>~~ -</strong></i></p>");
+    assert_eq!(m, "word~~x~~ and c>d~~ -\n");
+}
+
 /// Steps continued after a note (`<ol start="3">`) keep their numbers, and so does an item
 /// renumbered by `value`; a nested list numbered from 3 is set off from the item's text,
 /// since such a list cannot interrupt a paragraph. Numbers CommonMark cannot write
