@@ -286,10 +286,10 @@ pub(crate) struct Md<'t> {
     pending_nl: u8,
     pending_space: bool,
     pending_marker: Option<String>,
-    /// The last list marker written, and where its line starts in the output: an item
-    /// that comes out empty takes it back and owes again the markers of the items it
-    /// opened (`- ` of `- - `).
-    written_marker: Option<(usize, String)>,
+    /// The last marker written (list or heading), where its line starts in the output and
+    /// where the line's markers end: an item or heading that comes out empty takes it
+    /// back, and an item owes again the markers of the items it opened (`- ` of `- - `).
+    written_marker: Option<(usize, usize, String)>,
     /// Where the prefix of the list item opened last starts, and where it ends.
     item_at: usize,
     item_end: usize,
@@ -313,7 +313,7 @@ pub(crate) struct Md<'t> {
     code_links: Vec<(usize, usize, usize)>,
     /// The code listing written as lines being written ([`Tree::is_code_lines`]).
     fragment: Option<u32>,
-    /// The code broken by `<br>` being written as a block ([`Tree::is_code_paragraph`]).
+    /// The code broken by `<br>` being written as a block ([`Tree::is_br_listing`]).
     br_code: Option<u32>,
     /// Open `<pre>`s inside a code block (more of the same block, no fence of their own).
     inner_pre: usize,
@@ -650,7 +650,7 @@ impl<'t> Md<'t> {
                 self.out.push_str(&self.prefix[..start]);
                 self.out.push_str(&m);
                 self.out.push_str(&self.prefix[end..]);
-                self.written_marker = Some((line, m));
+                self.written_marker = Some((line, self.out.len(), m));
                 if let Some(t) = self.pending_task.take() {
                     self.out.push_str(t);
                 }
@@ -672,6 +672,25 @@ impl<'t> Md<'t> {
         if self.emph_owed > 0 {
             self.write_emph_openers();
         }
+    }
+
+    /// Takes back what an element wrote from `olen` when it is its marker line `written`
+    /// (list or heading) and nothing after it: an item or a heading that came out empty.
+    /// The breaks written before it are owed again, to whatever comes next; what its
+    /// empty content owed (a break inside an empty link) goes with it. Returns the marker.
+    fn take_back_bare(
+        &mut self,
+        olen: usize,
+        written: Option<(usize, usize, String)>,
+    ) -> Option<String> {
+        let (at, end, m) = written.filter(|&(at, end, _)| at >= olen && end <= self.out.len())?;
+        if !(only_markers(&self.out[olen..at]) && self.out[end..].trim().is_empty()) {
+            return None;
+        }
+        self.pending_nl = self.out[olen..at].matches('\n').count().min(2) as u8;
+        self.out.truncate(olen);
+        self.at_line_start = true;
+        Some(m)
     }
 
     /// Whether the output's last line holds markers (list, quote, heading) and no text,
@@ -1125,7 +1144,7 @@ impl<'t> Md<'t> {
             }
             // Code broken into lines by `<br>` that a block holds alone.
             Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp
-                if !self.inline_only && self.pre == 0 && self.tree.is_code_paragraph(n) =>
+                if !self.inline_only && self.pre == 0 && self.tree.is_br_listing(n) =>
             {
                 self.block(2);
                 self.open_fence("");
@@ -1377,25 +1396,17 @@ impl<'t> Md<'t> {
             Tag::Li => {
                 let owed = self.pending_marker.take();
                 self.pending_task = None;
-                let written = self
-                    .written_marker
-                    .take()
-                    .filter(|&(at, _)| at >= olen && at <= self.out.len());
+                let written = self.written_marker.take();
                 if self.out.len() == olen {
                     // An item that wrote nothing leaves owed the markers of the items it
                     // was to open (`- ` of `- 1. `: the nested list's first item was empty).
                     self.pending_marker = owed.as_deref().and_then(outer_markers);
-                } else if let Some((at, m)) = written.filter(|_| only_markers(&self.out[olen..])) {
+                } else if let Some(m) = self.take_back_bare(olen, written) {
                     // An item that came out empty (a share button's icon) leaves no bare
-                    // marker. The break written before it is owed again, to whatever comes
-                    // next, and so are the markers of the items it opened (`- - ` of an
-                    // empty first item of a nested list: the outer `- ` goes on the next
-                    // line); what its empty content owed (a break inside an empty link)
-                    // goes with it.
-                    self.pending_nl = self.out[olen..at].matches('\n').count().min(2) as u8;
-                    self.out.truncate(olen);
+                    // marker, and owes again the markers of the items it opened (`- - `
+                    // of an empty first item of a nested list: the outer `- ` goes on the
+                    // next line).
                     self.pending_marker = outer_markers(&m);
-                    self.at_line_start = true;
                 }
                 self.block(1);
             }
@@ -1462,17 +1473,10 @@ impl<'t> Md<'t> {
                 self.pending_marker = None;
                 // A heading whose marker went down before what then came out empty (a
                 // link around an icon: `<h3><a><i class="icon"></i></a></h3>`) leaves
-                // no bare `###`; the breaks before it are owed again.
-                if !self.inline_only
-                    && self.pre == 0
-                    && self.out.get(olen..).is_some_and(|s| {
-                        let t = s.trim_start_matches([' ', '\n', '>']).trim_end();
-                        !t.is_empty() && t.bytes().all(|b| b == b'#')
-                    })
-                {
-                    let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
-                    self.out.truncate(olen);
-                    self.pending_nl = self.pending_nl.max(breaks);
+                // no bare `###`.
+                if !self.inline_only && self.pre == 0 {
+                    let written = self.written_marker.take();
+                    self.take_back_bare(olen, written);
                 }
                 self.block(2);
             }

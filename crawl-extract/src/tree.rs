@@ -158,7 +158,7 @@ impl Tree {
     /// manual writes its examples and its expressions' forms so, SQLite its sessions in a
     /// quoted `<tt>`): a code block without a `<pre>`. Not a `div`'s: Javadoc's summary
     /// cells break a long signature so, and it stays a span (the break a space).
-    pub(crate) fn is_code_paragraph(&self, c: u32) -> bool {
+    pub(crate) fn is_br_listing(&self, c: u32) -> bool {
         let p = self.nodes[c as usize].parent;
         matches!(
             self.tag(c),
