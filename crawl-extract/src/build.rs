@@ -67,6 +67,25 @@ fn formulas_only(tree: &Tree, t: u32) -> bool {
     super::markdown::text_only_inside(tree, t, |i| tree.tag(i) == Some(Tag::Math))
 }
 
+/// HTML's formatting elements but `<a>`: the inline markup a browser opens again when a
+/// misnested end closes it early.
+fn is_formatting(t: Tag) -> bool {
+    matches!(
+        t,
+        Tag::B
+            | Tag::Code
+            | Tag::Em
+            | Tag::Font
+            | Tag::I
+            | Tag::S
+            | Tag::Small
+            | Tag::Strike
+            | Tag::Strong
+            | Tag::Tt
+            | Tag::U
+    )
+}
+
 /// Whether `c` is all that `p` holds, white space aside.
 fn only_child(tree: &Tree, p: u32, c: u32) -> bool {
     tree.children(p)
@@ -414,6 +433,66 @@ impl Builder {
         self.stack.truncate(idx.max(1));
     }
 
+    /// Closes the link open at `idx` of the stack, as a browser does when an `<a>` starts
+    /// inside another (`<a name="top"/>` of an XHTML page, a link never closed): no link
+    /// holds another. The inline elements opened in it close with it; a block opened in it
+    /// (the furthest, as the adoption agency algorithm of HTML calls it) moves out to
+    /// follow it, with what it holds, and stays open. It is the last child of the last
+    /// children down from the link, so the nodes stay in document order.
+    fn close_link(&mut self, idx: usize) {
+        let block = (idx + 1..self.stack.len()).find(|&j| self.stack[j].tag.is_block());
+        let Some(b) = block else {
+            // The formatting elements closed with it open again for what follows (HTML's
+            // "reconstruct the active formatting elements"): `<a>see <code><a>x</a></code>`
+            // leaves `x` in code.
+            let reopen: Vec<(Tag, u32)> = self.stack[idx + 1..]
+                .iter()
+                .filter(|o| !o.dead && o.node != NONE && is_formatting(o.tag))
+                .map(|o| (o.tag, o.node))
+                .collect();
+            self.pop_to(idx);
+            for (tag, node) in reopen {
+                let Kind::Element { attrs, .. } = self.tree.nodes[node as usize].kind else {
+                    continue;
+                };
+                let hidden = self.tree.nodes[node as usize].hidden;
+                let id = self.append(Kind::Element { tag, attrs }, hidden);
+                self.push_open(Open {
+                    node: id,
+                    tag,
+                    dead: false,
+                });
+            }
+            return;
+        };
+        let (link, moved) = (self.stack[idx].node, self.stack[b].node);
+        if idx == 0 || link == NONE || moved == NONE || self.stack[idx..=b].iter().any(|o| o.dead) {
+            return;
+        }
+        // Detach `moved` from its parent, whose last child it is.
+        let p = self.tree.nodes[moved as usize].parent;
+        let prev = self
+            .tree
+            .children(p)
+            .find(|&c| self.tree.nodes[c as usize].next_sibling == moved);
+        match prev {
+            Some(c) => {
+                self.tree.nodes[c as usize].next_sibling = NONE;
+                self.tree.nodes[p as usize].last_child = c;
+            }
+            None => {
+                self.tree.nodes[p as usize].first_child = NONE;
+                self.tree.nodes[p as usize].last_child = NONE;
+            }
+        }
+        // Append it after the link, the last child of the link's parent.
+        let q = self.tree.nodes[link as usize].parent;
+        self.tree.nodes[link as usize].next_sibling = moved;
+        self.tree.nodes[q as usize].last_child = moved;
+        self.tree.nodes[moved as usize].parent = q;
+        self.stack.drain(idx..b);
+    }
+
     /// Index in the stack of the nearest open `tag`, not crossing any of `stop`.
     fn find_open(&self, tag: Tag, stop: &[Tag]) -> Option<usize> {
         for (i, o) in self.stack.iter().enumerate().rev().take(MAX_DEPTH) {
@@ -485,6 +564,21 @@ impl Builder {
             Tag::Option => {
                 if let Some(i) = self.find_open(Tag::Option, &[Tag::Select]) {
                     self.pop_to(i);
+                }
+            }
+            // Not inside a dropped subtree (an `<object>`'s fallback links), where nothing
+            // is stored.
+            Tag::A if !self.stack.last().is_some_and(|o| o.dead) => {
+                let scope = &[
+                    Tag::Td,
+                    Tag::Th,
+                    Tag::Caption,
+                    Tag::Template,
+                    Tag::Table,
+                    Tag::Object,
+                ];
+                if let Some(i) = self.find_open(Tag::A, scope) {
+                    self.close_link(i);
                 }
             }
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
@@ -810,6 +904,14 @@ impl<'a> Sink<'a> for Builder {
             .flatten();
         let toggled = toggled || label.is_some();
         let dropped = (tag.is_dropped() && label.is_none() && !shadow_root) || hidden;
+        // An `<a>` with only a name (`<a name="top">`, `<a id="s2">`) is no link but a place
+        // a link leads to. One with no attribute, a class, a role or a handler may be a
+        // script's link or control ("Enlarge image"), and stays one.
+        let placeholder = tag == Tag::A
+            && !raw.is_empty()
+            && raw.iter().all(|at| {
+                at.name.eq_ignore_ascii_case("name") || at.name.eq_ignore_ascii_case("id")
+            });
         let attrs = if any {
             self.tree.attrs.push(a);
             (self.tree.attrs.len() - 1) as u32
@@ -830,7 +932,15 @@ impl<'a> Sink<'a> for Builder {
             return;
         }
         // The shadow root is stored as the block it renders as; it is closed as a template.
-        let stored = if shadow_root { Tag::Div } else { tag };
+        // A placeholder `<a>` is stored as the inline wrapper it renders as; it is closed
+        // as an `<a>`.
+        let stored = if shadow_root {
+            Tag::Div
+        } else if placeholder {
+            Tag::Span
+        } else {
+            tag
+        };
         let id = self.append(Kind::Element { tag: stored, attrs }, dropped || toggled);
         if let Some(c) = label {
             self.labels.push((id, c.into()));

@@ -339,6 +339,9 @@ pub(crate) struct Md<'t> {
     pending_task: Option<&'static str>,
     /// Where the output ended after the last link opener `[` was written.
     link_open_at: usize,
+    /// Where the space written right before the open code span's backtick is (the span
+    /// owes it again if it comes out empty).
+    code_space_at: Option<usize>,
 }
 
 /// Inline emphasis kinds.
@@ -485,6 +488,7 @@ impl<'t> Md<'t> {
             code_span: None,
             span_text: String::new(),
             link_open_at: usize::MAX,
+            code_space_at: None,
             quotes: 0,
             pending_task: None,
         }
@@ -1202,7 +1206,10 @@ impl<'t> Md<'t> {
                 self.code += 1;
                 // A code element inside another is part of its span.
                 if self.code == 1 {
+                    let before = self.out.len();
                     self.flush();
+                    self.code_space_at =
+                        (self.out.len() == before + 1 && self.out.ends_with(' ')).then_some(before);
                     // Not when an emphasis marker is written after the span: its
                     // position would move.
                     let at = self.out.len().wrapping_sub(self.span_text.len());
@@ -1437,6 +1444,13 @@ impl<'t> Md<'t> {
                     // Nested: the outer span closes.
                 } else if self.out.get(olen..).is_none_or(str::is_empty) {
                     self.drop_opener(olen, b'`');
+                    // `<a>see <code></code></a>`: the space before it is owed again.
+                    if self
+                        .code_space_at
+                        .is_some_and(|at| at + 1 == self.out.len())
+                    {
+                        self.owe_trailing_space();
+                    }
                 } else {
                     let t = self.out.trim_end().len();
                     self.out.truncate(t);

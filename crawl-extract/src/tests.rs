@@ -902,8 +902,10 @@ fn links_that_come_out_empty_leave_no_spaces_behind() {
 }
 
 /// A link inside a link (invalid HTML that pages ship: a card's link around its call to
-/// action's, an editor's link pasted into a link) is one markdown link, the outer one:
-/// markdown cannot nest them, and `[[x](u)](u)` reads as brackets around a link.
+/// action's, an editor's link pasted into a link) is never written nested: markdown
+/// cannot nest them, and `[[x](u)](u)` reads as brackets around a link. The parser
+/// closes the first where the second starts, as a browser does; where it cannot (the
+/// second inside a table cell of the first), the writer keeps the outer one.
 #[test]
 fn a_link_inside_a_link_is_one_link() {
     let m = whole(
@@ -913,8 +915,12 @@ fn a_link_inside_a_link_is_one_link() {
     assert_eq!(
         m,
         "at [curio cabinet](https://example.com/c), and \
-         [![card](https://example.com/i.png) Explore](https://example.com/t)\n"
+         [![card](https://example.com/i.png)](https://example.com/t) \
+         [Explore](https://example.com/u)\n"
     );
+    let m =
+        whole("<p>x</p><a href='/t'><table><tr><td><a href='/u'>Explore</a></td></tr></table></a>");
+    assert!(!m.contains("[["), "{m}");
 }
 
 /// Code broken into lines by `<br>` is a code block when a paragraph, a quote, a term or
@@ -2937,4 +2943,112 @@ fn a_replys_quote_of_an_earlier_post_comes_out_once() {
         let want = if q.contains("<pre>") { 2 } else { 1 };
         assert_eq!(m.matches(first).count(), want, "{q}\n{m}");
     }
+}
+
+/// An `<a>` with only a name (`<a name="top">`, `<a id="s2">`) is a place a link leads
+/// to, not a link: what it holds is text. XHTML pages write `<a name="top"/>`, which HTML
+/// does not close, so it holds the whole page.
+#[test]
+fn a_named_anchor_is_no_link() {
+    let story = para("The council approved the new bridge after a long debate");
+    let nav: String = (0..8)
+        .map(|i| format!("<li><a href='/s/{i}'>Section {i}</a></li>"))
+        .collect();
+    for anchor in ["<a name='top'>", "<a id='top'>", "<a name='top' id='t'>"] {
+        let html = format!(
+            "<body><div id='page'>{anchor}<div class='story'>{story}{story}</div></a>\
+             <div class='related'><h4>Sections</h4><ul>{nav}</ul></div></div></body>"
+        );
+        let m = md(&html);
+        assert!(m.contains("The council approved"), "{anchor}\n{m}");
+        assert!(!m.contains("Section 3"), "{anchor}\n{m}");
+    }
+    // Doxygen's class index titles each group with an anchor (`<dt><a id name>ASSER</a>
+    // </dt>`): a group of one class was all links, and dropped.
+    let groups: String = [("ASSER", 1), ("ATOMI", 1), ("AUDIO", 3), ("COLOR", 1)]
+        .iter()
+        .map(|(g, n)| {
+            let dd: String = (0..*n)
+                .map(|i| format!("<dd><a class='el' href='/s/{g}{i}.html'>SDL_{g}{i}</a></dd>"))
+                .collect();
+            format!("<dl class='classindex'><dt class='alphachar'><a id='l_{g}' name='l_{g}'>{g}</a></dt>{dd}</dl>")
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='header'><div class='headertitle'><div class='title'>Data Structures</div>\
+         </div></div><div class='contents'><div class='textblock'>Here are the data structures \
+         with brief descriptions:</div><div class='classindex'>{groups}</div></div></body>"
+    );
+    let m = md(&html);
+    for g in [
+        "ASSER",
+        "SDL_ASSER0",
+        "SDL_ATOMI0",
+        "SDL_AUDIO2",
+        "SDL_COLOR0",
+    ] {
+        assert!(m.contains(g), "{g}\n{m}");
+    }
+    // One with a class, a role or nothing may be a script's link or control.
+    let m = whole("<p>x</p><p><a class='zoom'>Enlarge image</a></p>");
+    assert!(m.contains("Enlarge image"), "{m}");
+    let m = md(&format!(
+        "<main>{story}<p><a class='zoom'>Enlarge image</a> <a>Print</a></p></main>"
+    ));
+    assert!(!m.contains("Enlarge") && !m.contains("Print"), "{m}");
+}
+
+/// An `<a>` that starts inside another closes it, as in a browser (HTML's adoption agency):
+/// no link holds another, and a block opened in the first moves out of it, still open.
+#[test]
+fn a_link_inside_a_link_closes_it() {
+    // A script's link never closed (`<a class='top'/>` of an XHTML page): the page after
+    // it is no link, so its header, menu and footer are chrome again.
+    let story = "<p>The council approved the new bridge after a long debate. </p>".repeat(6);
+    let most: String = (0..5)
+        .map(|i| format!("<h2><a href='/s/{i}'>Story number {i} of the day</a></h2>"))
+        .collect();
+    let html = format!(
+        "<body><a class='top'/><div id='hdr'><h1><span>News</span><a href='/'>\
+         <img alt='News' src='/l.gif'></a></h1><ul><li>Edition: World</li><li>\
+         <a href='/us'>U.S.</a></li><li><a href='/intl'>International</a></li></ul></div>\
+         <div id='c'><div class='area'><h1>Bridge approved</h1><div class='story'>{story}\
+         </div></div><div class='most'><h4>Most read</h4>{most}</div></div>\
+         <div class='ftr'>Copyright 2013 News Network. <a href='/t'>Terms</a></div></body>"
+    );
+    let m = md(&html);
+    assert!(m.contains("The council approved"), "{m}");
+    assert!(!m.contains("Edition") && !m.contains("Copyright"), "{m}");
+    // Two links, the second one's text out of the first.
+    let m = whole("<p>Read <a href='/x'>the guide <a href='/y'>here</a> now</p>");
+    assert_eq!(
+        m,
+        "Read [the guide](https://example.com/x) [here](https://example.com/y) now\n"
+    );
+    // The formatting the first link held opens again around the second (Apache's
+    // `<a href='#frontpage'>… <code><a href='mod.html'>mod_ldap</a></code></a>`).
+    let m = whole(
+        "<ul><li><a href='#f'>Using it with <code><a href='/m'>mod_ldap</a></code></a></li></ul>",
+    );
+    assert_eq!(
+        m,
+        "- [Using it with](https://example.com/dir/page.html#f) [`mod_ldap`](https://example.com/m)\n"
+    );
+    // Not across a table cell, nor inside an `<object>`'s fallback, which is not shown.
+    let m = whole(
+        "<p><a href='/c'>Card <object data='x.svg'><a href='/d'>fallback</a></object> title</a></p>",
+    );
+    assert_eq!(m, "[Card title](https://example.com/c)\n");
+}
+
+/// A code element that comes out empty gives back the space written before it.
+#[test]
+fn an_empty_code_element_keeps_the_space_before_it() {
+    let m = whole("<ul><li><a href='/x'>see <code></code></a><a href='/y'>why</a></li></ul>");
+    assert_eq!(
+        m,
+        "- [see](https://example.com/x) [why](https://example.com/y)\n"
+    );
+    let m = whole("<p><em>Type:</em> <code></code></p><p>next</p>");
+    assert_eq!(m, "*Type:*\n\nnext\n");
 }
