@@ -682,6 +682,29 @@ impl<'a> Sink<'a> for Builder {
         }
         self.implicit_close(tag);
         let parent_dead = self.stack.last().is_some_and(|o| o.dead);
+        // A cell straight in a table (`<table><td>`, `<tbody><th>`) is in a row the browser
+        // opens for it.
+        if matches!(tag, Tag::Td | Tag::Th)
+            && !parent_dead
+            && self.stack.len() < MAX_DEPTH
+            && self
+                .stack
+                .last()
+                .is_some_and(|o| matches!(o.tag, Tag::Table | Tag::Thead | Tag::Tbody | Tag::Tfoot))
+        {
+            let row = self.append(
+                Kind::Element {
+                    tag: Tag::Tr,
+                    attrs: NONE,
+                },
+                false,
+            );
+            self.push_open(Open {
+                node: row,
+                tag: Tag::Tr,
+                dead: false,
+            });
+        }
         if tag == Tag::Input && !parent_dead {
             self.task_box(raw);
         }

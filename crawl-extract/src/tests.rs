@@ -3052,3 +3052,21 @@ fn an_empty_code_element_keeps_the_space_before_it() {
     let m = whole("<p><em>Type:</em> <code></code></p><p>next</p>");
     assert_eq!(m, "*Type:*\n\nnext\n");
 }
+
+/// A cell written straight in a table (`<table><td>`, a `<th>` holding the header cells)
+/// is in a row the browser opens for it: the row is kept.
+#[test]
+fn cells_outside_a_row_are_in_one() {
+    let m = whole(
+        "<table><th><td>First</td><td>Second</td></th>\
+         <tr><td>any</td><td>beta</td></tr><tr><td>long</td><td>short</td></tr></table>",
+    );
+    assert_eq!(
+        m,
+        "|  | First | Second |\n|---|---|---|\n| any | beta |  |\n| long | short |  |\n"
+    );
+    let m = whole(
+        "<table><tbody><td>Name</td><td>Size</td><tr><td>a</td><td>1</td></tr></tbody></table>",
+    );
+    assert_eq!(m, "| Name | Size |\n|---|---|\n| a | 1 |\n");
+}
