@@ -986,6 +986,12 @@ impl<'a> Sink<'a> for Builder {
         if matches!(tag, Tag::Html | Tag::Head | Tag::Body) {
             return;
         }
+        // `</br>` is a line break to a browser (HTML's one end tag read as a start tag), not
+        // nothing: `one</br>two` is two words on two lines.
+        if tag == Tag::Br {
+            self.start_tag(name, &[], false);
+            return;
+        }
         if self.overflow > 0 && !self.stack.last().is_some_and(|o| o.tag == tag && o.dead) {
             self.overflow -= 1;
             return;

@@ -3070,3 +3070,11 @@ fn cells_outside_a_row_are_in_one() {
     );
     assert_eq!(m, "| Name | Size |\n|---|---|\n| a | 1 |\n");
 }
+
+/// `</br>` (written by editors and templates) is a line break to a browser, the one end
+/// tag HTML reads as a start tag: the words on each side stay two words.
+#[test]
+fn an_end_tag_br_is_a_break() {
+    let m = whole("<p>Outlet price applies.</br>No refunds</br ></p><p>one</br>two</p>");
+    assert_eq!(m, "Outlet price applies.\n\nNo refunds\n\none\n\ntwo\n");
+}
