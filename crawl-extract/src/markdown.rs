@@ -1112,7 +1112,7 @@ impl<'t> Md<'t> {
             // A `<pre>` inside a `<pre>` (gi-docgen's declarations: `<pre><code><div
             // class="highlight"><pre>`) is more of the same code block.
             Tag::Pre if self.pre > 0 => self.inner_pre += 1,
-            Tag::Pre if !self.inline_only => {
+            Tag::Pre if !self.inline_only && self.heading == 0 => {
                 self.block(2);
                 let mut lang = attrs.and_then(|a| code_lang(&a.class, &a.lang));
                 if lang.is_none() {
@@ -1195,10 +1195,11 @@ impl<'t> Md<'t> {
                 self.quotes += usize::from(tag == Tag::Q);
             }
             // A one-line `<pre>` in a table cell (a literal block in a reST table) is a
-            // code span there: the table stays a table.
+            // code span there: the table stays a table. So is a `<pre>` in a heading, whose
+            // one line a fence would break (`### head ```` left a fence open to the end).
             t if self.pre == 0
                 && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
-                    || t == Tag::Pre && self.inline_only) =>
+                    || t == Tag::Pre && (self.inline_only || self.heading > 0)) =>
             {
                 if t == Tag::Pre {
                     self.pending_space = true;
@@ -1427,7 +1428,7 @@ impl<'t> Md<'t> {
                 self.close_fence(olen);
             }
             Tag::Pre if self.inner_pre > 0 => self.inner_pre -= 1,
-            Tag::Pre if !self.inline_only => self.close_fence(olen),
+            Tag::Pre if !self.inline_only && self.heading == 0 => self.close_fence(olen),
             Tag::B | Tag::Strong | Tag::I | Tag::Em | Tag::S | Tag::Del | Tag::Strike => {
                 self.close_emph()
             }
@@ -1437,7 +1438,7 @@ impl<'t> Md<'t> {
             }
             t if self.pre == 0
                 && (matches!(t, Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt)
-                    || t == Tag::Pre && self.inline_only) =>
+                    || t == Tag::Pre && (self.inline_only || self.heading > 0)) =>
             {
                 self.code = self.code.saturating_sub(1);
                 if self.code > 0 {

@@ -3078,3 +3078,13 @@ fn an_end_tag_br_is_a_break() {
     let m = whole("<p>Outlet price applies.</br>No refunds</br ></p><p>one</br>two</p>");
     assert_eq!(m, "Outlet price applies.\n\nNo refunds\n\none\n\ntwo\n");
 }
+
+/// A `<pre>` inside a heading is a code span in the heading's line: a fence there
+/// (`### head ````) opened a code block that ran to the end of the page.
+#[test]
+fn a_pre_inside_a_heading_is_a_code_span() {
+    let m = whole("<h3>Returns <pre>Result&lt;T&gt;</pre></h3><p>After it.</p>");
+    assert_eq!(m, "### Returns `Result<T>`\n\nAfter it.\n");
+    let m = whole("<h2><ol><li>zeta <pre>eps</pre></li></ol></h2><p>x</p>");
+    assert!(m.ends_with("`eps`\n\nx\n") && !m.contains("```"), "{m}");
+}
