@@ -1752,6 +1752,31 @@ impl<'t> Md<'t> {
                 Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
                 _ => {}
             }
+            // Text written straight in the table or a row, outside its cells (a browser
+            // shows it before the table): the table is laid out as its text, which keeps it.
+            let p = tree.nodes[i as usize].parent;
+            if matches!(
+                tree.tag(p),
+                Some(Tag::Table | Tag::Thead | Tag::Tbody | Tag::Tfoot | Tag::Tr)
+            ) && !self.skipped(i)
+                && !matches!(
+                    tree.tag(i),
+                    Some(
+                        Tag::Tr
+                            | Tag::Td
+                            | Tag::Th
+                            | Tag::Thead
+                            | Tag::Tbody
+                            | Tag::Tfoot
+                            | Tag::Caption
+                            | Tag::Colgroup
+                            | Tag::Col
+                    )
+                )
+                && holds_text(tree, i)
+            {
+                return false;
+            }
             i += 1;
         }
         // A table of one row around a code example indents it (Texinfo's `@example` in a
@@ -2196,6 +2221,11 @@ fn mathml(tree: &Tree, n: u32, out: &mut String) {
         }
         stack.extend(seq.drain(..).rev());
     }
+}
+
+/// Whether `n` is text, or holds text, other than white space.
+fn holds_text(tree: &Tree, n: u32) -> bool {
+    (n..subtree_end(tree, n)).any(|i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()))
 }
 
 /// Whether all the text under `n` lies inside descendants `inside` accepts, and one such

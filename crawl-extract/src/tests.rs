@@ -3069,6 +3069,15 @@ fn cells_outside_a_row_are_in_one() {
         "<table><tbody><td>Name</td><td>Size</td><tr><td>a</td><td>1</td></tr></tbody></table>",
     );
     assert_eq!(m, "| Name | Size |\n|---|---|\n| a | 1 |\n");
+    // Text written straight in the table, outside its cells, is kept: the table is then
+    // laid out as its text (a browser shows that text before the table).
+    let m = whole(
+        "<table>Prices include tax <td>Tea</td><td>3</td><tr><td>Cake</td><td>4</td></table>",
+    );
+    assert!(
+        m.contains("Prices include tax") && m.contains("Cake"),
+        "{m}"
+    );
 }
 
 /// `</br>` (written by editors and templates) is a line break to a browser, the one end
