@@ -6,9 +6,9 @@ with those of html5lib's tree (the HTML parsing algorithm of the spec). Markdown
 (link URLs, list markers, `<sup>`) is left out of the comparison. A page differs when the
 words or their order do.
 
-needs:  python3 -m venv /tmp/fid && /tmp/fid/bin/pip install html5lib
+needs:  python3 -m venv /tmp/fid && /tmp/fid/bin/pip install html5lib markdown-it-py
 usage:  /tmp/fid/bin/python scripts/tree-vs-html5.py [--bin EXTRACT] [--seed S] [--pages N]
-            [--tags a,div,...] [--show K]
+            [--tags a,div,...] [--show K] [--links]
         (defaults: the release `extract` example, built first; seed 1, 3,000 pages, 33 tags)
 Known difference: text written straight in a table or a row, outside its cells, which a
 browser moves before the table ("foster parenting"), is not kept.
@@ -17,6 +17,9 @@ import argparse, random, re, subprocess, tempfile
 from pathlib import Path
 
 import html5lib
+from markdown_it import MarkdownIt
+
+MD = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 
 ROOT = Path(__file__).resolve().parent.parent
 TAGS = ("p,div,span,a,b,i,em,strong,code,ul,ol,li,table,tr,td,th,tbody,h2,h3,blockquote,pre,"
@@ -26,20 +29,29 @@ WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota
 SKIP = {"script", "style", "template", "head"}
 
 
-def h5words(h):
-    """The words of html5lib's tree, in document order."""
+def h5words(h, links=False):
+    """The words of html5lib's tree, in document order; with `links`, each paired with
+    the link (`<a href>`) it is in: 0 for none, then 1, 2, ... in order of first word."""
     doc = html5lib.parse(h, treebuilder="etree", namespaceHTMLElements=False)
-    out = []
+    out, count = [], [0]
 
-    def walk(e):
-        if (e.tag if isinstance(e.tag, str) else "") not in SKIP:
-            out.append(e.text or "")
+    def walk(e, ctx):
+        tag = e.tag if isinstance(e.tag, str) else ""
+        inner = ctx
+        if tag == "a" and e.get("href") is not None:
+            count[0] += 1
+            inner = count[0]
+        if tag not in SKIP:
+            out.extend((w, inner) for w in re.findall(r"\w+", e.text or ""))
             for c in e:
-                walk(c)
-        out.append(e.tail or "")
+                walk(c, inner)
+        out.extend((w, ctx) for w in re.findall(r"\w+", e.tail or ""))
 
-    walk(doc)
-    return re.findall(r"\w+", " ".join(out))
+    walk(doc, 0)
+    if not links:
+        return [w for w, _ in out]
+    ids = {0: 0}
+    return [(w, ids.setdefault(l, len(ids))) for w, l in out]
 
 
 def page(rnd, tags):
@@ -57,6 +69,11 @@ def page(rnd, tags):
     return "".join(out)
 
 
+def strip_markers(md):
+    """The markdown without list markers (their numbers are not the page's words)."""
+    return re.sub(r"(?m)^[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)+", " ", md)
+
+
 def our_words(md):
     md = re.sub(r"\]\([^)]*\)", "]", md)
     md = re.sub(r"</?(sup|sub|br)>", " ", md)
@@ -71,6 +88,9 @@ def main():
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--tags", default=TAGS)
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--links", action="store_true",
+                    help="also compare which words are in which link (the markdown read "
+                         "back by markdown-it-py)")
     a = ap.parse_args()
     if a.bin == str(ROOT / "target/release/examples/extract"):
         subprocess.run(["cargo", "build", "-q", "--release", "--example", "extract"],
@@ -87,12 +107,18 @@ def main():
         bad = 0
         for i, h in enumerate(pages):
             md = (out / f"p{i}.md").read_text()
-            ours, ref = our_words(md), h5words(f"<html><body>{h}</body></html>")
+            ref = h5words(f"<html><body>{h}</body></html>", a.links)
+            if a.links:
+                ours = h5words(MD.render(strip_markers(md)), True)
+            else:
+                ours = our_words(md)
             if ours != ref:
                 bad += 1
+                show = lambda ws: " ".join(w if isinstance(w, str) else f"{w[0]}@{w[1]}"
+                                           for w in ws)
                 if bad <= a.show:
-                    print(f"--- p{i}\nHTML: {h}\nhtml5lib: {' '.join(ref)}\nours:     "
-                          f"{' '.join(ours)}\nMD:   {md!r}")
+                    print(f"--- p{i}\nHTML: {h}\nhtml5lib: {show(ref)}\nours:     "
+                          f"{show(ours)}\nMD:   {md!r}")
         print(f"seed {a.seed}: {bad} of {a.pages} pages differ from html5lib's words")
 
 

@@ -1457,7 +1457,11 @@ impl<'t> Md<'t> {
                     self.out.truncate(t);
                     self.close_code_span(olen);
                 }
-                self.code_links.clear();
+                // The outer span mends the links written in a nested one (`<code><code>a
+                // <a>b</a></code></code>`).
+                if self.code == 0 {
+                    self.code_links.clear();
+                }
             }
             Tag::A if self.opts.links_in_markdown => {
                 self.link_open_at = usize::MAX;

@@ -3097,3 +3097,19 @@ fn a_pre_inside_a_heading_is_a_code_span() {
     let m = whole("<h2><ol><li>zeta <pre>eps</pre></li></ol></h2><p>x</p>");
     assert!(m.ends_with("`eps`\n\nx\n") && !m.contains("```"), "{m}");
 }
+
+/// A link in a code span nested in another (Apache's `<code class="directive"><code>
+/// <a>Allow</a></code> from domain</code>`, Boost's) is mended by the outer span as one
+/// in a single span is: its text, or a link around the span when it is all the span holds.
+#[test]
+fn a_link_in_a_nested_code_span_is_not_left_as_syntax() {
+    let m =
+        whole("<p>Use <code><code><a href='/allow'>Allow</a></code> from domain</code> here</p>");
+    assert_eq!(m, "Use `Allow from domain` here\n");
+    let m =
+        whole("<p>Stored in the <code><code><a href='/cb'>circular_buffer</a></code></code>.</p>");
+    assert_eq!(
+        m,
+        "Stored in the [`circular_buffer`](https://example.com/cb).\n"
+    );
+}
