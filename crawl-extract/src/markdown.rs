@@ -896,6 +896,16 @@ impl<'t> Md<'t> {
         // Code broken into lines by `<br>`: its source's own line breaks and indentation
         // are the HTML's, collapsed like any text's.
         if self.br_code.is_some() {
+            // A block in the code (a line of a block listing) starts a line.
+            if self.pending_nl > 0 && !t.trim().is_empty() {
+                if !self.at_code_line_start() {
+                    let e = self.out.trim_end_matches(' ').len();
+                    self.out.truncate(e);
+                    self.out.push('\n');
+                    self.out.push_str(&self.prefix);
+                }
+                self.pending_nl = 0;
+            }
             // A space where the text has one, never at a line's start nor twice.
             let mut space = t.starts_with(char::is_whitespace);
             for w in t.split_whitespace() {
@@ -1146,9 +1156,15 @@ impl<'t> Md<'t> {
                 }
                 self.open_fence(lang.as_deref().unwrap_or_default());
             }
-            // Code broken into lines by `<br>` that a block holds alone.
+            // Code broken into lines by `<br>` that a block holds alone, or code around
+            // blocks (its lines as `<div>`s), outside any other code.
             Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp
-                if !self.inline_only && self.pre == 0 && self.tree.is_br_listing(n) =>
+                if !self.inline_only
+                    && self.pre == 0
+                    && (self.tree.is_br_listing(n)
+                        || self.code == 0
+                            && self.heading == 0
+                            && self.tree.is_block_listing(n)) =>
             {
                 self.block(2);
                 self.open_fence("");

@@ -3113,3 +3113,16 @@ fn a_link_in_a_nested_code_span_is_not_left_as_syntax() {
         "Stored in the [`circular_buffer`](https://example.com/cb).\n"
     );
 }
+
+/// Code around blocks (`<code><div>line</div><div>line</div></code>`) is a code block: a
+/// code span cannot cross lines, so its backticks were left unpaired and its text, not
+/// escaped as code, read as markdown (`*x` emphasis).
+#[test]
+fn code_around_blocks_is_a_code_block() {
+    let m = whole(
+        "<p>Run:</p><code>\n  <div>let x = 1;</div>\n  <div>let y = *x;</div>\n</code><p>then</p>",
+    );
+    assert_eq!(m, "Run:\n\n```\nlet x = 1;\nlet y = *x;\n```\n\nthen\n");
+    let m = whole("<kbd><p>a_b *c*</p><p>d</p></kbd>");
+    assert_eq!(m, "```\na_b *c*\nd\n```\n");
+}

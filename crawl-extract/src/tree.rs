@@ -171,6 +171,18 @@ impl Tree {
             && self.sole_element(p) == Some(c)
     }
 
+    /// Whether `c` is code (`<code>`, `<tt>`, `<kbd>`, `<samp>`) around blocks: lines as
+    /// `<div>`s or `<p>`s (`<code><div>let x = 1;</div><div>…</div></code>`), which a
+    /// code span cannot hold (its backticks would not pair across lines): a code block.
+    pub(crate) fn is_block_listing(&self, c: u32) -> bool {
+        matches!(
+            self.tag(c),
+            Some(Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp)
+        ) && self
+            .children(c)
+            .any(|x| matches!(self.tag(x), Some(Tag::Div | Tag::P)))
+    }
+
     /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
     pub(crate) fn sole_element(&self, n: u32) -> Option<u32> {
         let mut only = None;
