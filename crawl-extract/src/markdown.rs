@@ -741,8 +741,11 @@ impl<'t> Md<'t> {
 
     /// After an inline mark taken back because nothing came inside it: the space written
     /// before it is owed again, once.
+    /// Not a marker's space (`- `, `> `, `1. `): the line's text has not begun, and an
+    /// item that came out empty is taken back by its marker line.
     fn owe_trailing_space(&mut self) {
-        if self.out.ends_with(' ') {
+        let line = self.out.rfind('\n').map_or(0, |i| i + 1);
+        if self.out.ends_with(' ') && !only_markers(&self.out[line..]) {
             self.out.pop();
             self.pending_space = true;
         }

@@ -3125,4 +3125,21 @@ fn code_around_blocks_is_a_code_block() {
     assert_eq!(m, "Run:\n\n```\nlet x = 1;\nlet y = *x;\n```\n\nthen\n");
     let m = whole("<kbd><p>a_b *c*</p><p>d</p></kbd>");
     assert_eq!(m, "```\na_b *c*\nd\n```\n");
+    // Blocks deeper in it too (a heading inside an inline element inside the code).
+    let m = whole("<p>x</p><code>run <q><h2>&lt;tag&gt; a</h2></q></code>");
+    assert!(m.starts_with("x\n\n```\n") && m.ends_with("```\n"), "{m}");
+}
+
+/// An item that holds only an inline mark that came out empty (`<q></q>`, `<sup> </sup>`)
+/// is taken back like any empty item. The mark gave back the space before it, which was
+/// the marker's, so the bare `-` stayed, under a paragraph's line: a setext heading.
+#[test]
+fn an_item_of_an_empty_mark_is_taken_back() {
+    assert_eq!(whole("a_b<ul><li><q></q></li></ul>"), "a_b\n");
+    assert_eq!(
+        whole("<p>one</p>two<ol><li><sup> </sup></li></ol>"),
+        "one\n\ntwo\n"
+    );
+    // A space before an empty mark in text is still owed once.
+    assert_eq!(whole("<p>a <q></q>b</p>"), "a b\n");
 }

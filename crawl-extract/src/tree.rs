@@ -172,15 +172,16 @@ impl Tree {
     }
 
     /// Whether `c` is code (`<code>`, `<tt>`, `<kbd>`, `<samp>`) around blocks: lines as
-    /// `<div>`s or `<p>`s (`<code><div>let x = 1;</div><div>…</div></code>`), which a
-    /// code span cannot hold (its backticks would not pair across lines): a code block.
+    /// `<div>`s or `<p>`s (`<code><div>let x = 1;</div><div>…</div></code>`), or a list,
+    /// a quote, a heading anywhere in it, which a code span cannot hold (its backticks would not pair
+    /// across lines, and the code's text, not escaped, would read as markdown): a code
+    /// block.
     pub(crate) fn is_block_listing(&self, c: u32) -> bool {
         matches!(
             self.tag(c),
             Some(Tag::Code | Tag::Tt | Tag::Kbd | Tag::Samp)
-        ) && self
-            .children(c)
-            .any(|x| matches!(self.tag(x), Some(Tag::Div | Tag::P)))
+        ) && (c + 1..super::markdown::subtree_end(self, c))
+            .any(|x| self.tag(x).is_some_and(|t| t.is_block() && t != Tag::Br))
     }
 
     /// `n`'s only element child, when `n` holds nothing else but whitespace (a wrapper).
