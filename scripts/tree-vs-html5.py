@@ -8,12 +8,13 @@ words or their order do.
 
 needs:  python3 -m venv /tmp/fid && /tmp/fid/bin/pip install html5lib markdown-it-py
 usage:  /tmp/fid/bin/python scripts/tree-vs-html5.py [--bin EXTRACT] [--seed S] [--pages N]
-            [--tags a,div,...] [--show K] [--links]
+            [--tags a,div,...] [--show K] [--links] [--md-words] [--keep DIR]
+        then, for markdown a parser misreads: scripts/md-readback.py DIR
         (defaults: the release `extract` example, built first; seed 1, 3,000 pages, 33 tags)
 Known difference: text written straight in a table or a row, outside its cells, which a
 browser moves before the table ("foster parenting"), is not kept.
 """
-import argparse, random, re, subprocess, tempfile
+import argparse, random, re, shutil, subprocess, tempfile
 from pathlib import Path
 
 import html5lib
@@ -26,6 +27,9 @@ TAGS = ("p,div,span,a,b,i,em,strong,code,ul,ol,li,table,tr,td,th,tbody,h2,h3,blo
         "dl,dt,dd,section,font,u,small,label,center,nobr,q,sup")
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
          "lam", "mu"]
+# Words that mean something to markdown (`--md-words`), written as the page's text.
+MD_WORDS = ["alpha", "beta", "x*y", "a_b", "[z]", "#1", "&lt;tag&gt;", "`q`", "|",
+            "&gt; q", "**s**", "http://e.com"]
 SKIP = {"script", "style", "template", "head"}
 
 
@@ -54,12 +58,12 @@ def h5words(h, links=False):
     return [(w, ids.setdefault(l, len(ids))) for w, l in out]
 
 
-def page(rnd, tags):
+def page(rnd, tags, words):
     out = []
     for _ in range(rnd.randint(3, 14)):
         r, t = rnd.random(), rnd.choice(tags)
         if r < 0.35:
-            out.append(rnd.choice(WORDS) + " ")
+            out.append(rnd.choice(words) + " ")
         elif r < 0.7:
             out.append(f"<{t}" + (' href="/x"' if t == "a" else "") + ">")
         elif r < 0.95:
@@ -88,6 +92,9 @@ def main():
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--tags", default=TAGS)
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--md-words", action="store_true",
+                    help="text of words that mean something to markdown (`*`, `_`, `#`, ...)")
+    ap.add_argument("--keep", help="keep the markdown in this folder (for md-readback.py)")
     ap.add_argument("--links", action="store_true",
                     help="also compare which words are in which link (the markdown read "
                          "back by markdown-it-py)")
@@ -99,7 +106,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in", Path(tmp) / "out"
         src.mkdir()
-        pages = [page(rnd, tags) for _ in range(a.pages)]
+        words = MD_WORDS if a.md_words else WORDS
+        pages = [page(rnd, tags, words) for _ in range(a.pages)]
         for i, h in enumerate(pages):
             (src / f"p{i}.html").write_text(f"<html><body>{h}</body></html>")
         subprocess.run([a.bin, "--in", str(src), "--out", str(out), "--no-main-content"],
@@ -120,6 +128,8 @@ def main():
                     print(f"--- p{i}\nHTML: {h}\nhtml5lib: {show(ref)}\nours:     "
                           f"{show(ours)}\nMD:   {md!r}")
         print(f"seed {a.seed}: {bad} of {a.pages} pages differ from html5lib's words")
+        if a.keep:
+            shutil.copytree(out, a.keep, dirs_exist_ok=True)
 
 
 main()
