@@ -465,6 +465,8 @@ impl Builder {
             }
             return;
         };
+        // A part not stored (flattened past the depth cap, or dropped) cannot be moved: the
+        // link stays open, as before this rule.
         let (link, moved) = (self.stack[idx].node, self.stack[b].node);
         if idx == 0 || link == NONE || moved == NONE || self.stack[idx..=b].iter().any(|o| o.dead) {
             return;

@@ -173,9 +173,9 @@ impl Tree {
 
     /// Whether `c` is code (`<code>`, `<tt>`, `<kbd>`, `<samp>`) around blocks: lines as
     /// `<div>`s or `<p>`s (`<code><div>let x = 1;</div><div>…</div></code>`), or a list,
-    /// a quote, a heading anywhere in it, which a code span cannot hold (its backticks would not pair
-    /// across lines, and the code's text, not escaped, would read as markdown): a code
-    /// block.
+    /// a quote, a heading anywhere in it. A code span cannot hold them (its backticks
+    /// would not pair across lines, and the code's text, not escaped, would read as
+    /// markdown): a code block.
     pub(crate) fn is_block_listing(&self, c: u32) -> bool {
         matches!(
             self.tag(c),
