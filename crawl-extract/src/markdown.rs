@@ -793,6 +793,13 @@ impl<'t> Md<'t> {
         }
         if let Some(nl) = self.out[end..].find('\n') {
             self.out.truncate(end + nl);
+            // Elements opened on the trimmed lines start where the output now ends: an
+            // item that comes out empty takes back its marker line and the breaks written
+            // again before it, not more (inside a quote the lines were `>`).
+            let len = self.out.len();
+            for s in &mut self.saved {
+                s.1 = s.1.min(len);
+            }
         }
     }
 
@@ -1034,6 +1041,18 @@ impl<'t> Md<'t> {
                     // The markers of items it opened owed with it (`- - `: an empty
                     // item around it, a collapsed comment above a reply) go too, or
                     // their indentation would build up to a code block's four spaces.
+                    // So does a marker already written with nothing after it (an item
+                    // opening with a link around `&nbsp;`, which came out empty).
+                    if self.pending_marker.is_none() {
+                        if let Some((line, end, m)) = self.written_marker.take() {
+                            if end <= self.out.len() && self.out[end..].trim().is_empty() {
+                                self.out.truncate(line);
+                                self.pending_marker = Some(m);
+                            } else {
+                                self.written_marker = Some((line, end, m));
+                            }
+                        }
+                    }
                     if let Some(m) = self.pending_marker.take() {
                         let (start, end) = self.marker_at(&m);
                         let (at, end) = if self.prefix[start..end].bytes().all(|b| b == b' ') {

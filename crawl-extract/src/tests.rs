@@ -3143,3 +3143,27 @@ fn an_item_of_an_empty_mark_is_taken_back() {
     // A space before an empty mark in text is still owed once.
     assert_eq!(whole("<p>a <q></q>b</p>"), "a b\n");
 }
+
+/// An empty item after blank lines that a block before it left (a link around an empty
+/// `<div>`) takes back its own marker line and breaks, not more: the list keeps its blank
+/// line from the paragraph (`x\n- ` under it was a setext heading), in a quote too.
+#[test]
+fn an_empty_item_after_an_emptied_block_keeps_the_lists_blank_line() {
+    let list = "<a href='/w'><div></div></a><ul><li><a href='/f'></a></li><li>y</li></ul>";
+    assert_eq!(whole(&format!("<p>x</p>{list}")), "x\n\n- y\n");
+    assert_eq!(
+        whole(&format!("<blockquote><p>x</p>{list}</blockquote>")),
+        "> x\n>\n> - y\n"
+    );
+}
+
+/// A heading in an item after a link that came out empty (`<a><span>&nbsp;</span></a>`,
+/// a video card's thumbnail) makes the item a section, as when it opens the item: the
+/// marker already written is taken back, not left bare.
+#[test]
+fn a_heading_after_an_emptied_link_makes_the_item_a_section() {
+    let m = whole(
+        "<p>x</p><ul><li><a href='/p'><span>&nbsp;</span></a><h2>Fed</h2><small>3:00</small></li></ul>",
+    );
+    assert_eq!(m, "x\n\n## Fed\n\n3:00\n");
+}
