@@ -9,7 +9,9 @@ and counts what a reader would see other than the page: syntax the writer did no
 - link syntax in text: `](http…`, `](/…` or `](#…` in the rendered text (a link that did
   not parse: `[[x](u)](u)`, an image whose alt text escaped its own `]`), which may also
   be the page's own text written literally;
-- setext headings: a line of text over `---` or `===` read as a heading.
+- setext headings: a line of text over `---` or `===` read as a heading;
+- empty items: a list item with nothing in it (the writer leaves none out of the page's
+  own: a marker over a blank line is an empty item, and what follows is outside the list).
 
 needs:  python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
 usage:  /tmp/fid/bin/python scripts/md-readback.py MD_DIR [--show K]
@@ -51,8 +53,12 @@ def main():
             total += 1
             path = os.path.join(root, name)
             md = open(path, encoding="utf-8").read()
-            for t in MD.parse(md):
-                if t.type == "code_block":
+            toks = MD.parse(md)
+            for i, t in enumerate(toks):
+                if (t.type == "list_item_open" and i + 1 < len(toks)
+                        and toks[i + 1].type == "list_item_close"):
+                    found("empty item", path, md.split("\n")[t.map[0]])
+                elif t.type == "code_block":
                     found("indented code", path, t.content)
                 elif t.type == "html_block":
                     found("raw HTML", path, t.content)
@@ -64,7 +70,8 @@ def main():
                             found("raw HTML", path, c.content)
                         elif c.type == "text" and LINK_IN_TEXT.search(c.content):
                             found("link syntax in text", path, c.content)
-    for kind in ("indented code", "raw HTML", "link syntax in text", "setext heading"):
+    for kind in ("indented code", "raw HTML", "link syntax in text", "setext heading",
+                 "empty item"):
         print(f"{kind}: {counts[kind]} in {len(files[kind])} files")
         for f, text in examples[kind]:
             print(f"    {f}: {text!r}")

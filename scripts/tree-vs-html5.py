@@ -94,7 +94,7 @@ def main():
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--md-words", action="store_true",
                     help="text of words that mean something to markdown (`*`, `_`, `#`, ...)")
-    ap.add_argument("--keep", help="keep the markdown in this folder (for md-readback.py)")
+    ap.add_argument("--keep", help="keep the markdown, and the pages beside it, in this folder (for md-readback.py)")
     ap.add_argument("--links", action="store_true",
                     help="also compare which words are in which link (the markdown read "
                          "back by markdown-it-py)")
@@ -130,6 +130,7 @@ def main():
         print(f"seed {a.seed}: {bad} of {a.pages} pages differ from html5lib's words")
         if a.keep:
             shutil.copytree(out, a.keep, dirs_exist_ok=True)
+            shutil.copytree(src, a.keep, dirs_exist_ok=True)
 
 
 main()

@@ -190,20 +190,28 @@ fn only_markers(s: &str) -> bool {
 }
 
 /// Where the text of a markdown line starts: after its indentation, quote, list and
-/// heading markers.
+/// heading markers, however many (`- - `, `> 1. - `).
 fn text_start(line: &str) -> usize {
-    let mut rest = line.trim_start_matches([' ', '>']);
-    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    for marker in ["- ", "* ", "+ "] {
-        rest = rest.strip_prefix(marker).unwrap_or(rest);
-    }
-    if digits > 0 {
-        if let Some(r) = rest[digits..]
-            .strip_prefix(". ")
-            .or(rest[digits..].strip_prefix(") "))
-        {
-            rest = r;
+    let mut rest = line;
+    loop {
+        let r = rest.trim_start_matches([' ', '>']);
+        let r = match ["- ", "* ", "+ "].iter().find_map(|m| r.strip_prefix(m)) {
+            Some(after) => after,
+            None => {
+                let d = r.len() - r.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let after = r
+                    .get(d..)
+                    .and_then(|x| x.strip_prefix(". ").or(x.strip_prefix(") ")));
+                match after {
+                    Some(after) if (1..=9).contains(&d) => after,
+                    _ => r,
+                }
+            }
+        };
+        if r.len() == rest.len() {
+            break;
         }
+        rest = r;
     }
     let hashes = rest.len() - rest.trim_start_matches('#').len();
     if (1..=6).contains(&hashes) {
@@ -619,6 +627,28 @@ impl<'t> Md<'t> {
     }
 
     fn flush(&mut self) {
+        // A block that opens an item whose marker is already written with nothing after
+        // it (`<li><a><i class="icon"></i></a><p>text</p>`: the link wrote the marker,
+        // then came out empty) starts on the marker's line. A blank line after a bare
+        // marker ends the item: CommonMark reads it as empty and the block as outside the
+        // list. The marker is written again, with what the block opened since (a quote's
+        // `>`). A nested list's first item goes on the next line (`- ` over `  - x`).
+        if self.pending_nl > 0 && self.pre == 0 {
+            match (&self.written_marker, &self.pending_marker) {
+                (Some((line, end, _)), None) if *end == self.out.len() && line < end => {
+                    if let Some((line, _, m)) = self.written_marker.take() {
+                        self.out.truncate(line);
+                        self.pending_marker = Some(m);
+                        self.pending_nl = 0;
+                        self.at_line_start = true;
+                    }
+                }
+                (Some((_, end, _)), Some(m)) if *end == self.out.len() && !m.starts_with('#') => {
+                    self.pending_nl = 1;
+                }
+                _ => {}
+            }
+        }
         if self.pending_nl > 0 {
             if self.pre == 0 {
                 // Breaks written before content that then came out empty (a link or
@@ -688,8 +718,19 @@ impl<'t> Md<'t> {
         written: Option<(usize, usize, String)>,
     ) -> Option<String> {
         let (at, end, m) = written.filter(|&(at, end, _)| at >= olen && end <= self.out.len())?;
-        if !(only_markers(&self.out[olen..at]) && self.out[end..].trim().is_empty()) {
+        // Emphasis opened after the marker with nothing in it yet (`- *` of `<i><li><a>
+        // <br></a></li></i>`) goes too, owed again to what comes next.
+        let tail = self.emph_tail(self.out.len()).max(end);
+        if !(only_markers(&self.out[olen..at]) && self.out[end..tail].trim().is_empty()) {
             return None;
+        }
+        for e in self.emph.iter_mut() {
+            if e.1.is_some_and(|p| p >= olen) {
+                e.1 = None;
+                if e.0 != Emph::Off {
+                    self.emph_owed += 1;
+                }
+            }
         }
         self.pending_nl = self.out[olen..at].matches('\n').count().min(2) as u8;
         self.out.truncate(olen);
@@ -700,13 +741,16 @@ impl<'t> Md<'t> {
     /// Whether the output's last line holds markers (list, quote, heading) and no text,
     /// but for an inline mark just opened (a link's `[` may yet be taken back).
     fn on_bare_marker(&self) -> bool {
-        let mut line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        let start = self.out.rfind('\n').map_or(0, |i| i + 1);
+        let mut line = &self.out[start..];
         if self.just_opened() {
             line = line
                 .trim_end_matches("<sup>")
                 .trim_end_matches("<sub>")
                 .trim_end_matches(['[', '“', '‘']);
         }
+        // Emphasis opened with nothing in it yet (`- *[`) is not the item's text.
+        let line = &line[..self.emph_tail(start + line.len()).max(start) - start];
         !line.trim().is_empty() && text_start(line) == line.len()
     }
 
@@ -758,6 +802,31 @@ impl<'t> Md<'t> {
             || self.out.ends_with("<sup>")
             || self.out.ends_with("<sub>")
             || (self.quotes > 0 && self.out.ends_with(['“', '‘']))
+    }
+
+    /// Whether `w`, a `.` or `)` written right after a line's text that is only a number,
+    /// would make that line an ordered list's marker (`1` + `.`).
+    fn glued_to_number(&self, w: &str) -> bool {
+        if !matches!(w, "." | ")") {
+            return false;
+        }
+        let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        let text = &line[text_start(line)..];
+        (1..=9).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
+    }
+
+    /// Where the emphasis openers written last, with nothing after them yet, start when
+    /// they end at `end` (`**` of `- **[`): `end` when there are none.
+    fn emph_tail(&self, mut end: usize) -> usize {
+        for &(kind, at) in self.emph.iter().rev() {
+            match at {
+                Some(p) if p + kind.marker().len() == end => end = p,
+                // Owed, not written yet.
+                None => {}
+                _ => break,
+            }
+        }
+        end
     }
 
     /// Whether the first text inside `n` (down its first children) starts with whitespace.
@@ -968,7 +1037,12 @@ impl<'t> Md<'t> {
             self.flush();
             // In a heading only a run of `#` could be read as syntax (its closing
             // sequence): "# 10. Full Grammar" is not a list.
-            if line_start && needs_escape(w) && (self.heading == 0 || w.starts_with('#')) {
+            if !line_start && self.code == 0 && self.heading == 0 && self.glued_to_number(w) {
+                // `<div>1<span>.</span></div>`: the number and its dot are two texts,
+                // and the line would read as an ordered list's marker.
+                self.out.push('\\');
+                self.out.push_str(w);
+            } else if line_start && needs_escape(w) && (self.heading == 0 || w.starts_with('#')) {
                 // The marker's first character escaped, the rest like any text (a
                 // second backtick of "``" would open a code span).
                 let d = w.bytes().take_while(u8::is_ascii_digit).count();
@@ -1447,6 +1521,9 @@ impl<'t> Md<'t> {
                     // An item that wrote nothing leaves owed the markers of the items it
                     // was to open (`- ` of `- 1. `: the nested list's first item was empty).
                     self.pending_marker = owed.as_deref().and_then(outer_markers);
+                    // The marker written last is then an outer item's (`<li><a><ol><li>
+                    // </li></ol></a>`: the link wrote it): it may still be taken back.
+                    self.written_marker = written;
                 } else if let Some(m) = self.take_back_bare(olen, written) {
                     // An item that came out empty (a share button's icon) leaves no bare
                     // marker, and owes again the markers of the items it opened (`- - `
@@ -1561,9 +1638,12 @@ impl<'t> Md<'t> {
             self.out.pop();
         }
         body.truncate(body.trim_end().len());
-        // Behind a bare list marker the content's first line moves up to the marker.
+        // Behind a bare list marker the content's first line moves up to the marker; so
+        // it does behind an emphasis opened around the link (`- **` of `<li><b><a><div>`),
+        // which a space after it would leave as literal stars.
+        let end = self.emph_tail(self.out.len());
         let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
-        if text_start(line) == line.len() {
+        if end < self.out.len() || text_start(line) == line.len() {
             body.drain(..body.len() - body.trim_start().len());
         }
         if !body.trim_start().contains('\n') {

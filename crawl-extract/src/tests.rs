@@ -3167,3 +3167,81 @@ fn a_heading_after_an_emptied_link_makes_the_item_a_section() {
     );
     assert_eq!(m, "x\n\n## Fed\n\n3:00\n");
 }
+
+/// An empty item inside a link (`<li><a><ol><li></li></ol></a></li>`) wrote nothing, so
+/// the marker written last is still the outer item's, which the link wrote: the outer
+/// item, empty too, takes it back and leaves no bare `-`.
+#[test]
+fn an_item_around_a_link_around_an_empty_list_is_taken_back() {
+    for inner in ["<ol><li></li></ol>", "<ul><li><br></li></ul>"] {
+        let m = whole(&format!(
+            "<p>q</p><ul><li><a href='/x'>{inner}</a></li></ul>"
+        ));
+        assert_eq!(m, "q\n", "{inner}");
+    }
+}
+
+/// A link around blocks inside emphasis in an item (`<li><b><a><div>x</div></a></b>`)
+/// goes on the emphasis' line: `- **[x](url)**`, not `- ** [x](url)**`, whose stars
+/// open nothing and stay in the text.
+#[test]
+fn a_block_link_in_emphasis_goes_right_after_the_opener() {
+    let m = whole("<p>q</p><ul><li><b><a href='/x'><div>x</div></a></b></li></ul>");
+    assert_eq!(m, "q\n\n- **[x](https://example.com/x)**\n");
+    let m = whole("<p>q</p><ul><li>t <b><a href='/x'><div>x</div></a></b></li></ul>");
+    assert_eq!(m, "q\n\n- t **[x](https://example.com/x)**\n");
+}
+
+/// An item inside emphasis that comes out empty (`<i><li><a><br></a></li></i>`) is
+/// taken back with the emphasis opener written after its marker; the emphasis is owed
+/// again to the text after it.
+#[test]
+fn an_empty_item_takes_back_the_emphasis_opened_after_its_marker() {
+    assert_eq!(whole("q <i><li><a href='/x'><br></a></li></i>"), "q\n");
+    assert_eq!(
+        whole("<p>q</p><ul><li><i><a href='/x'><br></a>z</i></li></ul>"),
+        "q\n\n- *z*\n"
+    );
+}
+
+/// A block that opens an item after a link that came out empty (an icon link: `<li><a>
+/// <i class=icon></i></a><p>text</p>`) starts on the marker's line. A bare marker over a
+/// blank line is an empty item to CommonMark, and the block after it is outside the
+/// list. A nested list's first item goes on the next line; so does a card link after
+/// two markers (`- - [Docker](url)`).
+#[test]
+fn a_block_after_an_emptied_link_starts_on_the_items_line() {
+    let item = |inner: &str| {
+        whole(&format!(
+            "<p>q</p><ul><li><a href='/x'><i></i></a>{inner}</li></ul>"
+        ))
+    };
+    assert_eq!(item("<p>z</p>"), "q\n\n- z\n");
+    assert_eq!(item("<pre>z</pre>"), "q\n\n- ```\n  z\n  ```\n");
+    assert_eq!(item("<blockquote>z</blockquote>"), "q\n\n- > z\n");
+    assert_eq!(
+        item("<table><tr><td>z</td><td>y</td></tr></table>"),
+        "q\n\n- | z | y |\n  |---|---|\n"
+    );
+    assert_eq!(item("<ul><li>z</li></ul>"), "q\n\n- \n  - z\n");
+    assert_eq!(item("<div><ul><li>z</li></ul></div>"), "q\n\n- \n  - z\n");
+    let m = whole(
+        "<p>q</p><ul><li><ul><li><a href='/s'><div><div>Docker</div><p>Build</p></div></a></li></ul></li></ul>",
+    );
+    assert_eq!(m, "q\n\n- - [Docker](https://example.com/s)\n\n    Build\n");
+}
+
+/// A number and its dot written as two texts (`<div>1<span>.</span></div>`, a ranked
+/// list's numbers) would read as an ordered list's marker: the dot is escaped, as in
+/// one text.
+#[test]
+fn a_number_and_its_dot_in_two_texts_are_escaped() {
+    assert_eq!(whole("<p>q</p><div>1<span>.</span></div>"), "q\n\n1\\.\n");
+    assert_eq!(
+        whole("<p>q</p><ul><li><div>12<span>)</span></div></li></ul>"),
+        "q\n\n- 12\\)\n"
+    );
+    // Not after other text, nor when a space stands between.
+    assert_eq!(whole("<p>q</p><div>a 1<span>.</span></div>"), "q\n\na 1.\n");
+    assert_eq!(whole("<p>q</p><div>1 <span>.</span></div>"), "q\n\n1 .\n");
+}
