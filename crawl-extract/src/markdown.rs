@@ -635,15 +635,20 @@ impl<'t> Md<'t> {
         // `>`). A nested list's first item goes on the next line (`- ` over `  - x`).
         if self.pending_nl > 0 && self.pre == 0 {
             match (&self.written_marker, &self.pending_marker) {
-                (Some((line, end, _)), None) if *end == self.out.len() && line < end => {
+                (Some((line, end, _)), None)
+                    if *end == self.emph_tail(self.out.len()) && line < end =>
+                {
                     if let Some((line, _, m)) = self.written_marker.take() {
+                        self.owe_emph_from(line);
                         self.out.truncate(line);
                         self.pending_marker = Some(m);
                         self.pending_nl = 0;
                         self.at_line_start = true;
                     }
                 }
-                (Some((_, end, _)), Some(m)) if *end == self.out.len() && !m.starts_with('#') => {
+                (Some((_, end, _)), Some(m))
+                    if *end == self.emph_tail(self.out.len()) && !m.starts_with('#') =>
+                {
                     self.pending_nl = 1;
                 }
                 _ => {}
@@ -717,21 +722,23 @@ impl<'t> Md<'t> {
         olen: usize,
         written: Option<(usize, usize, String)>,
     ) -> Option<String> {
-        let (at, end, m) = written.filter(|&(at, end, _)| at >= olen && end <= self.out.len())?;
+        let (at, end, m) = written?;
+        if at < olen {
+            // An outer item's (`<li><sup><h3></h3></sup></li>`: the `<sup>` wrote it):
+            // it stays for that item to take back.
+            self.written_marker = Some((at, end, m));
+            return None;
+        }
+        if end > self.out.len() {
+            return None;
+        }
         // Emphasis opened after the marker with nothing in it yet (`- *` of `<i><li><a>
         // <br></a></li></i>`) goes too, owed again to what comes next.
         let tail = self.emph_tail(self.out.len()).max(end);
         if !(only_markers(&self.out[olen..at]) && self.out[end..tail].trim().is_empty()) {
             return None;
         }
-        for e in self.emph.iter_mut() {
-            if e.1.is_some_and(|p| p >= olen) {
-                e.1 = None;
-                if e.0 != Emph::Off {
-                    self.emph_owed += 1;
-                }
-            }
-        }
+        self.owe_emph_from(olen);
         self.pending_nl = self.out[olen..at].matches('\n').count().min(2) as u8;
         self.out.truncate(olen);
         self.at_line_start = true;
@@ -802,6 +809,19 @@ impl<'t> Md<'t> {
             || self.out.ends_with("<sup>")
             || self.out.ends_with("<sub>")
             || (self.quotes > 0 && self.out.ends_with(['“', '‘']))
+    }
+
+    /// Emphasis openers written from `at` on, about to be taken back with the output
+    /// there, are owed again to the text that comes next.
+    fn owe_emph_from(&mut self, at: usize) {
+        for e in self.emph.iter_mut() {
+            if e.1.is_some_and(|p| p >= at) {
+                e.1 = None;
+                if e.0 != Emph::Off {
+                    self.emph_owed += 1;
+                }
+            }
+        }
     }
 
     /// Whether `w`, a `.` or `)` written right after a line's text that is only a number,
@@ -1102,6 +1122,14 @@ impl<'t> Md<'t> {
                 && self.tree.nodes[n as usize].parent == l.2;
         }
         match tag {
+            // A heading inside a code span of a heading (`<h2><pre><h3>`) is more of the
+            // span: a new heading line would leave both backticks unpaired.
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
+                if self.heading > 0 && self.code > 0 =>
+            {
+                self.block(2);
+                self.heading += 1;
+            }
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
                 self.block(2);
                 self.heading += 1;
@@ -1508,7 +1536,16 @@ impl<'t> Md<'t> {
                     // Tags around blocks would not pair up (one alone on a line opens raw
                     // HTML), so their text stays plain, like emphasis'. Quotation marks
                     // are text, and may span lines.
-                    self.out.replace_range(olen - open.len()..olen, "");
+                    let at = olen - open.len();
+                    self.out.replace_range(at..olen, "");
+                    // Right after a bare list marker, the blocks start on its line (a
+                    // marker over a blank line is an empty item).
+                    let line = &self.out[self.out[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+                    if !line.trim().is_empty() && text_start(line) == line.len() {
+                        let rest = &self.out[at..];
+                        let ws = rest.len() - rest.trim_start().len();
+                        self.out.replace_range(at..at + ws, "");
+                    }
                 } else {
                     self.out.push_str(close);
                 }

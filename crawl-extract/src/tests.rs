@@ -3245,3 +3245,55 @@ fn a_number_and_its_dot_in_two_texts_are_escaped() {
     assert_eq!(whole("<p>q</p><div>a 1<span>.</span></div>"), "q\n\na 1.\n");
     assert_eq!(whole("<p>q</p><div>1 <span>.</span></div>"), "q\n\n1 .\n");
 }
+
+/// A `<sup>` around blocks right after an item's marker loses its tags (they would not
+/// pair up) and the blocks start on the marker's line, not under a bare marker that
+/// CommonMark reads as an empty item.
+#[test]
+fn a_mark_around_blocks_after_a_marker_starts_on_its_line() {
+    assert_eq!(
+        whole("<p>x</p><ul><li><sup><table><tr><td>y</td></tr></table>z</sup></li></ul>"),
+        "x\n\n- y\n\n  z\n"
+    );
+    assert_eq!(
+        whole("<p>x</p><ul><li><sup><code>a<div>b</div></code></sup></li></ul>"),
+        "x\n\n- ```\n  a\n  b\n  ```\n"
+    );
+}
+
+/// A heading inside a code span of a heading (`<h2><pre><h3>`: a `<pre>` in a heading
+/// is a code span) is more of the span, not a new heading line that leaves both
+/// backticks unpaired.
+#[test]
+fn a_heading_inside_a_code_span_of_a_heading_stays_in_the_span() {
+    assert_eq!(
+        whole("<h2>a <code>b<h3>c</h3>d</code> e</h2><p>x</p>"),
+        "## a `b c d` e\n\nx\n"
+    );
+    // Outside code, a heading in a heading is still a heading of its own.
+    assert_eq!(
+        whole("<h2>a <span><h3>c</h3></span></h2>"),
+        "## a\n\n### c\n"
+    );
+}
+
+/// A heading that comes out empty inside an item whose marker something else wrote (an
+/// empty `<sup>` around it) leaves that marker for the item, which takes it back.
+#[test]
+fn an_empty_heading_leaves_the_items_marker_to_the_item() {
+    assert_eq!(
+        whole("<p>x</p><ul><li><sup><h3><b></b></h3></sup></li></ul>"),
+        "x\n"
+    );
+    assert_eq!(
+        whole("<p>x</p><ul><li><sup><h3>y</h3></sup></li></ul>"),
+        "x\n\n- ### y\n"
+    );
+}
+
+/// Emphasis opened after a marker, then only an empty mark, then a block: the block
+/// starts on the marker's line and the emphasis is written again around its text.
+#[test]
+fn emphasis_owed_over_an_emptied_mark_opens_with_the_block() {
+    assert_eq!(whole("<b><li><p><q></q></p><div>s</div></li>"), "- **s**\n");
+}
