@@ -1540,7 +1540,8 @@ impl<'t> Md<'t> {
                     self.out.replace_range(at..olen, "");
                     // Right after a bare list marker, the blocks start on its line (a
                     // marker over a blank line is an empty item).
-                    let line = &self.out[self.out[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+                    let start = self.out[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let line = &self.out[start..self.emph_tail(at).max(start)];
                     if !line.trim().is_empty() && text_start(line) == line.len() {
                         let rest = &self.out[at..];
                         let ws = rest.len() - rest.trim_start().len();

@@ -3259,6 +3259,11 @@ fn a_mark_around_blocks_after_a_marker_starts_on_its_line() {
         whole("<p>x</p><ul><li><sup><code>a<div>b</div></code></sup></li></ul>"),
         "x\n\n- ```\n  a\n  b\n  ```\n"
     );
+    // Behind an emphasis opener too (`- **<sup>`), which then spans lines and goes.
+    assert_eq!(
+        whole("<p>x</p><ul><li><b><sup><div>y</div><blockquote>z</blockquote></sup></b></li></ul>"),
+        "x\n\n- y\n\n  > z\n"
+    );
 }
 
 /// A heading inside a code span of a heading (`<h2><pre><h3>`: a `<pre>` in a heading
