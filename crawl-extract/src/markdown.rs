@@ -189,6 +189,31 @@ fn only_markers(s: &str) -> bool {
     })
 }
 
+/// Elements that give markdown structure of their own: lists, items, definitions,
+/// quotes, tables and their parts.
+fn is_structure(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::Ul
+            | Tag::Ol
+            | Tag::Menu
+            | Tag::Li
+            | Tag::Dl
+            | Tag::Dt
+            | Tag::Dd
+            | Tag::Blockquote
+            | Tag::Table
+            | Tag::Thead
+            | Tag::Tbody
+            | Tag::Tfoot
+            | Tag::Tr
+            | Tag::Td
+            | Tag::Th
+            | Tag::Caption
+            | Tag::Hr
+    )
+}
+
 /// Where the text of a markdown line starts: after its indentation, quote, list and
 /// heading markers, however many (`- - `, `> 1. - `).
 fn text_start(line: &str) -> usize {
@@ -288,6 +313,9 @@ pub(crate) struct Md<'t> {
     /// Nodes removed by main-content selection (`true` = skip).
     removed: Option<&'t [bool]>,
     inline_only: bool,
+    /// Structure elements written as text (a list inside a code span of a heading), to
+    /// be closed as text too.
+    flat: Vec<u32>,
     out: String,
     prefix: String,
     /// Newlines owed before the next content (0, 1 or 2).
@@ -470,6 +498,7 @@ impl<'t> Md<'t> {
             page,
             removed,
             inline_only: false,
+            flat: Vec::new(),
             out: String::new(),
             prefix: String::new(),
             pending_nl: 0,
@@ -1121,9 +1150,16 @@ impl<'t> Md<'t> {
             l.3 |= !matches!(tag, Tag::Li | Tag::Ul | Tag::Ol | Tag::Menu)
                 && self.tree.nodes[n as usize].parent == l.2;
         }
+        // Lists, quotes and tables inside a code span of a heading (`<h3><code><li>`) are
+        // more of the span, read as text: an item's or a row's line would end the heading
+        // and leave both backticks unpaired.
+        if self.heading > 0 && self.code > 0 && self.pre == 0 && is_structure(tag) {
+            self.block(2);
+            self.flat.push(n);
+            return true;
+        }
         match tag {
-            // A heading inside a code span of a heading (`<h2><pre><h3>`) is more of the
-            // span: a new heading line would leave both backticks unpaired.
+            // So is a heading (`<h2><pre><h3>`).
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
                 if self.heading > 0 && self.code > 0 =>
             {
@@ -1517,6 +1553,11 @@ impl<'t> Md<'t> {
     fn exit(&mut self, n: u32) {
         let Some(tag) = self.tree.tag(n) else { return };
         let (plen, olen) = self.saved.pop().unwrap_or((0, 0));
+        if self.flat.last() == Some(&n) {
+            self.flat.pop();
+            self.block(2);
+            return;
+        }
         match tag {
             Tag::Ul | Tag::Ol | Tag::Menu => {
                 self.lists.pop();

@@ -3275,6 +3275,11 @@ fn a_heading_inside_a_code_span_of_a_heading_stays_in_the_span() {
         whole("<h2>a <code>b<h3>c</h3>d</code> e</h2><p>x</p>"),
         "## a `b c d` e\n\nx\n"
     );
+    // So are a list, a quote and a table there.
+    assert_eq!(
+        whole("<h3><code>a<ul><li>b</li></ul><blockquote>c</blockquote><table><tr><td>d</td></tr></table></code></h3>"),
+        "### `a b c d`\n"
+    );
     // Outside code, a heading in a heading is still a heading of its own.
     assert_eq!(
         whole("<h2>a <span><h3>c</h3></span></h2>"),
