@@ -11,7 +11,9 @@ and counts what a reader would see other than the page: syntax the writer did no
   be the page's own text written literally;
 - setext headings: a line of text over `---` or `===` read as a heading;
 - empty items: a list item with nothing in it (the writer leaves none out of the page's
-  own: a marker over a blank line is an empty item, and what follows is outside the list).
+  own: a marker over a blank line is an empty item, and what follows is outside the list);
+- empty quotes: a `>` with nothing in it (a quote marker left where a line's prefix was
+  taken for text).
 
 needs:  python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
 usage:  /tmp/fid/bin/python scripts/md-readback.py MD_DIR [--show K]
@@ -58,6 +60,9 @@ def main():
                 if (t.type == "list_item_open" and i + 1 < len(toks)
                         and toks[i + 1].type == "list_item_close"):
                     found("empty item", path, md.split("\n")[t.map[0]])
+                elif (t.type == "blockquote_open" and i + 1 < len(toks)
+                        and toks[i + 1].type == "blockquote_close"):
+                    found("empty quote", path, md.split("\n")[t.map[0]])
                 elif t.type == "code_block":
                     found("indented code", path, t.content)
                 elif t.type == "html_block":
@@ -71,7 +76,7 @@ def main():
                         elif c.type == "text" and LINK_IN_TEXT.search(c.content):
                             found("link syntax in text", path, c.content)
     for kind in ("indented code", "raw HTML", "link syntax in text", "setext heading",
-                 "empty item"):
+                 "empty item", "empty quote"):
         print(f"{kind}: {counts[kind]} in {len(files[kind])} files")
         for f, text in examples[kind]:
             print(f"    {f}: {text!r}")

@@ -245,6 +245,24 @@ fn text_start(line: &str) -> usize {
     line.len() - rest.trim_start().len()
 }
 
+/// How much of `body` is breaks before its text: whitespace and, after a line break,
+/// the lines' `prefix` (a quote's `>`, which is no heading or list marker).
+fn leading_breaks(body: &str, prefix: &str) -> usize {
+    let p = prefix.trim();
+    let mut i = 0;
+    loop {
+        let rest = &body[i..];
+        let ws = rest.len() - rest.trim_start().len();
+        let broke = rest[..ws].contains('\n');
+        i += ws;
+        if broke && !p.is_empty() && body[i..].starts_with(p) {
+            i += p.len();
+        } else if ws == 0 {
+            return i;
+        }
+    }
+}
+
 /// [`text_start`] of a line whose text can be made a link: plain text, not an image, a
 /// fence, a table row, or text that already holds brackets.
 fn linkable_text(line: &str) -> Option<usize> {
@@ -1584,8 +1602,7 @@ impl<'t> Md<'t> {
                     let start = self.out[..at].rfind('\n').map_or(0, |i| i + 1);
                     let line = &self.out[start..self.emph_tail(at).max(start)];
                     if !line.trim().is_empty() && text_start(line) == line.len() {
-                        let rest = &self.out[at..];
-                        let ws = rest.len() - rest.trim_start().len();
+                        let ws = leading_breaks(&self.out[at..], &self.prefix);
                         self.out.replace_range(at..at + ws, "");
                     }
                 } else {
@@ -1699,10 +1716,41 @@ impl<'t> Md<'t> {
             // marker written for a link that came out empty): the item would start with
             // a blank line, and CommonMark would read it as empty and the text outside.
             Tag::Br if self.pre == 0 && self.on_bare_marker() => {}
-            t if t.is_block() => self.block(2),
+            t if t.is_block() => {
+                // A quote (or a note set apart as one) that came out empty leaves no `>`.
+                if !self.inline_only && self.prefix.get(plen..).is_some_and(|p| p.contains('>')) {
+                    self.take_back_empty_quote(olen);
+                }
+                self.block(2)
+            }
             _ => {}
         }
         self.prefix.truncate(plen.min(self.prefix.len()));
+    }
+
+    /// Takes back what a quote wrote from `olen` when it is markers only (its `>`, a
+    /// marker of the item around it): a quote with nothing in it (an emptied `<q>`, a
+    /// link around an icon) is an empty quote to a reader. The breaks written are owed
+    /// again; so is an item's marker written inside it.
+    fn take_back_empty_quote(&mut self, olen: usize) {
+        if self.pre > 0 || olen >= self.out.len() || !only_markers(&self.out[olen..]) {
+            return;
+        }
+        let marker = match self.written_marker.take() {
+            Some((line, _, m)) if line >= olen => Some(m),
+            other => {
+                self.written_marker = other;
+                None
+            }
+        };
+        self.owe_emph_from(olen);
+        let breaks = self.out[olen..].matches('\n').count().min(2) as u8;
+        self.out.truncate(olen);
+        self.pending_nl = self.pending_nl.max(breaks);
+        self.at_line_start = self.out.is_empty() || self.out.ends_with('\n');
+        if marker.is_some() {
+            self.pending_marker = marker;
+        }
     }
 
     /// Ends a link whose content came out as several lines. CommonMark link text cannot
@@ -1722,13 +1770,14 @@ impl<'t> Md<'t> {
         // which a space after it would leave as literal stars.
         let end = self.emph_tail(self.out.len());
         let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        let mut lead = leading_breaks(&body, &self.prefix);
         if end < self.out.len() || text_start(line) == line.len() {
-            body.drain(..body.len() - body.trim_start().len());
+            body.drain(..lead);
+            lead = 0;
         }
-        if !body.trim_start().contains('\n') {
+        if !body[lead..].contains('\n') {
             // One line once the breaks around it go (an avatar `<img>` in a `<div>`). The
             // link goes inside the line's heading or list marker (`### [Title](url)`).
-            let lead = body.len() - body.trim_start().len();
             let line = &body[lead..];
             let start = text_start(line);
             if start > 0 {

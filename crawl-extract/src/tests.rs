@@ -3307,3 +3307,43 @@ fn an_empty_heading_leaves_the_items_marker_to_the_item() {
 fn emphasis_owed_over_an_emptied_mark_opens_with_the_block() {
     assert_eq!(whole("<b><li><p><q></q></p><div>s</div></li>"), "- **s**\n");
 }
+
+/// A link around blocks inside a quote goes on the first line of its text, as outside
+/// one: the quote's `>` after the link's leading break is the line's prefix, not a
+/// marker of the text (it had been left as a stray `>`, an empty quote inside the item).
+#[test]
+fn a_block_link_in_a_quote_leaves_no_stray_quote_marker() {
+    assert_eq!(
+        whole("<blockquote><ul><li><a href='/x'><div>x</div></a></li></ul></blockquote>"),
+        "> - [x](https://example.com/x)\n"
+    );
+    assert_eq!(
+        whole("<blockquote><p>q</p><div><a href='/x'><div><h3>T</h3></div></a></div></blockquote>"),
+        "> q\n>\n> ### [T](https://example.com/x)\n"
+    );
+    // A link that opens with a break stays on the line of the text before it.
+    assert_eq!(
+        whole("<blockquote><p>w <a href='/x'><br>x</a></p></blockquote>"),
+        "> w [x](https://example.com/x)\n"
+    );
+}
+
+/// A quote that comes out empty (an emptied `<q>`, a link around an icon) leaves no `>`,
+/// an empty quote to a reader; an item's marker written inside it is owed again.
+#[test]
+fn a_quote_that_comes_out_empty_is_taken_back() {
+    assert_eq!(
+        whole("<p>q</p><blockquote><a href='/x'><i></i></a></blockquote><p>z</p>"),
+        "q\n\nz\n"
+    );
+    assert_eq!(whole("<p>q</p><blockquote><q></q></blockquote>"), "q\n");
+    assert_eq!(
+        whole("<p>q</p><ul><li><blockquote><q></q></blockquote>z</li></ul>"),
+        "q\n\n- z\n"
+    );
+    // A mark around blocks in a quote: its line's `>` is the prefix, not more text.
+    assert_eq!(
+        whole("<blockquote><sup><div><q>a</q></div><p>b</p></sup></blockquote>"),
+        "> “a”\n>\n> b\n"
+    );
+}
