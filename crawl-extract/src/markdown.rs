@@ -1733,7 +1733,9 @@ impl<'t> Md<'t> {
     /// link around an icon) is an empty quote to a reader. The breaks written are owed
     /// again; so is an item's marker written inside it.
     fn take_back_empty_quote(&mut self, olen: usize) {
-        if self.pre > 0 || olen >= self.out.len() || !only_markers(&self.out[olen..]) {
+        // Emphasis opened with nothing in it yet (`> **`) is no content either.
+        let end = self.emph_tail(self.out.len()).max(olen);
+        if self.pre > 0 || olen >= self.out.len() || !only_markers(&self.out[olen..end]) {
             return;
         }
         let marker = match self.written_marker.take() {

@@ -3341,6 +3341,11 @@ fn a_quote_that_comes_out_empty_is_taken_back() {
         whole("<p>q</p><ul><li><blockquote><q></q></blockquote>z</li></ul>"),
         "q\n\n- z\n"
     );
+    // Nor does an emphasis opened around it with nothing in it yet (`> **`).
+    assert_eq!(
+        whole("<p>q</p><b><blockquote><sup></sup></blockquote></b>"),
+        "q\n"
+    );
     // A mark around blocks in a quote: its line's `>` is the prefix, not more text.
     assert_eq!(
         whole("<blockquote><sup><div><q>a</q></div><p>b</p></sup></blockquote>"),
