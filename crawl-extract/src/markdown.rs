@@ -1770,10 +1770,14 @@ impl<'t> Md<'t> {
         // Behind a bare list marker the content's first line moves up to the marker; so
         // it does behind an emphasis opened around the link (`- **` of `<li><b><a><div>`),
         // which a space after it would leave as literal stars.
-        let end = self.emph_tail(self.out.len());
-        let line = &self.out[self.out.rfind('\n').map_or(0, |i| i + 1)..];
+        // A body of blocks keeps the breaks that put its first one on a line of its own
+        // (a fence after text: `a ```` would not open one).
+        let from = self.out.rfind('\n').map_or(0, |i| i + 1);
+        let end = self.emph_tail(self.out.len()).max(from);
+        let line = &self.out[from..end];
         let mut lead = leading_breaks(&body, &self.prefix);
-        if end < self.out.len() || text_start(line) == line.len() {
+        let one_line = !body[lead..].contains('\n');
+        if text_start(line) == line.len() || (end < self.out.len() && one_line) {
             body.drain(..lead);
             lead = 0;
         }
@@ -1801,9 +1805,13 @@ impl<'t> Md<'t> {
             return;
         }
         let mut at = 0;
+        // Not a line of code: link syntax in a fence is literal text.
+        let mut fence = false;
         for line in body.split_inclusive('\n') {
             let text = line.trim_end();
-            if let Some(start) = linkable_text(text) {
+            if text[text_start(text)..].starts_with("```") {
+                fence = !fence;
+            } else if let Some(start) = linkable_text(text).filter(|_| !fence) {
                 let (s, e) = (at + start, at + text.len());
                 body.insert_str(e, &format!("]({url})"));
                 body.insert(s, '[');

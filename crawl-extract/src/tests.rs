@@ -3352,3 +3352,18 @@ fn a_quote_that_comes_out_empty_is_taken_back() {
         "> “a”\n>\n> b\n"
     );
 }
+
+/// A link around a code block keeps the fence on a line of its own after text inside
+/// emphasis (`a ```` opens no fence; the emphasis, spanning lines, goes), and the link
+/// goes on a line of text, never on a line of the code, where its syntax is literal.
+#[test]
+fn a_block_link_around_code_keeps_the_fence_and_links_text() {
+    assert_eq!(
+        whole("<div><b>a <i><a href='/x'><pre>code</pre></a></i></b></div>"),
+        "a \n\n```\ncode\n```\n"
+    );
+    assert_eq!(
+        whole("<ul><li><a href='/x'><pre>code</pre><p>Title</p></a></li></ul>"),
+        "- ```\n  code\n  ```\n\n  [Title](https://example.com/x)\n"
+    );
+}
