@@ -433,6 +433,17 @@ impl Builder {
         self.stack.truncate(idx.max(1));
     }
 
+    /// Stores an element the markup implies (a row around a cell, formatting opened
+    /// again) and opens it.
+    fn open_element(&mut self, tag: Tag, attrs: u32, hidden: bool) {
+        let node = self.append(Kind::Element { tag, attrs }, hidden);
+        self.push_open(Open {
+            node,
+            tag,
+            dead: false,
+        });
+    }
+
     /// Closes the link open at `idx` of the stack, as a browser does when an `<a>` starts
     /// inside another (`<a name="top"/>` of an XHTML page, a link never closed): no link
     /// holds another. The inline elements opened in it close with it; a block opened in it
@@ -456,12 +467,7 @@ impl Builder {
                     continue;
                 };
                 let hidden = self.tree.nodes[node as usize].hidden;
-                let id = self.append(Kind::Element { tag, attrs }, hidden);
-                self.push_open(Open {
-                    node: id,
-                    tag,
-                    dead: false,
-                });
+                self.open_element(tag, attrs, hidden);
             }
             return;
         };
@@ -694,18 +700,7 @@ impl<'a> Sink<'a> for Builder {
                 .last()
                 .is_some_and(|o| matches!(o.tag, Tag::Table | Tag::Thead | Tag::Tbody | Tag::Tfoot))
         {
-            let row = self.append(
-                Kind::Element {
-                    tag: Tag::Tr,
-                    attrs: NONE,
-                },
-                false,
-            );
-            self.push_open(Open {
-                node: row,
-                tag: Tag::Tr,
-                dead: false,
-            });
+            self.open_element(Tag::Tr, NONE, false);
         }
         if tag == Tag::Input && !parent_dead {
             self.task_box(raw);
