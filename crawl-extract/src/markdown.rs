@@ -681,23 +681,13 @@ impl<'t> Md<'t> {
         // list. The marker is written again, with what the block opened since (a quote's
         // `>`). A nested list's first item goes on the next line (`- ` over `  - x`).
         if self.pending_nl > 0 && self.pre == 0 {
-            match (&self.written_marker, &self.pending_marker) {
-                (Some((line, end, _)), None)
-                    if *end == self.emph_tail(self.out.len()) && line < end =>
-                {
-                    if let Some((line, _, m)) = self.written_marker.take() {
-                        self.owe_emph_from(line);
-                        self.out.truncate(line);
-                        self.pending_marker = Some(m);
-                        self.pending_nl = 0;
-                        self.at_line_start = true;
-                    }
+            // `Some(true)`: an item's marker is owed, not a heading's.
+            match self.pending_marker.as_ref().map(|m| !m.starts_with('#')) {
+                None if self.retake_bare_marker() => {
+                    self.pending_nl = 0;
+                    self.at_line_start = true;
                 }
-                (Some((_, end, _)), Some(m))
-                    if *end == self.emph_tail(self.out.len()) && !m.starts_with('#') =>
-                {
-                    self.pending_nl = 1;
-                }
+                Some(true) if self.bare_marker_line().is_some() => self.pending_nl = 1,
                 _ => {}
             }
         }
@@ -803,9 +793,15 @@ impl<'t> Md<'t> {
                 .trim_end_matches("<sub>")
                 .trim_end_matches(['[', '“', '‘']);
         }
-        // Emphasis opened with nothing in it yet (`- *[`) is not the item's text.
-        let line = &line[..self.emph_tail(start + line.len()).max(start) - start];
+        let line = self.line_before(start + line.len());
         !line.trim().is_empty() && text_start(line) == line.len()
+    }
+
+    /// The output's line up to `at`, less the emphasis openers with nothing in them yet
+    /// that end there (`- **`): they are not the line's text.
+    fn line_before(&self, at: usize) -> &str {
+        let start = self.out[..at].rfind('\n').map_or(0, |i| i + 1);
+        &self.out[start..self.emph_tail(at).max(start)]
     }
 
     /// Whether a heading is inside `n`.
@@ -856,6 +852,28 @@ impl<'t> Md<'t> {
             || self.out.ends_with("<sup>")
             || self.out.ends_with("<sub>")
             || (self.quotes > 0 && self.out.ends_with(['“', '‘']))
+    }
+
+    /// Where the line of the marker written last starts, when nothing but emphasis
+    /// openers with nothing in them yet (`- **`) follows the marker.
+    fn bare_marker_line(&self) -> Option<usize> {
+        let &(line, end, _) = self.written_marker.as_ref()?;
+        let tail = self.emph_tail(self.out.len());
+        (line < end && end <= tail && self.out[end..tail].trim().is_empty()).then_some(line)
+    }
+
+    /// Takes back the marker written last when nothing follows it yet ([`Self::
+    /// bare_marker_line`]), with the emphasis openers after it, and owes both again: what
+    /// comes next (a block, a heading) goes on a line of its own making.
+    fn retake_bare_marker(&mut self) -> bool {
+        let Some(line) = self.bare_marker_line() else {
+            return false;
+        };
+        let m = self.written_marker.take().map(|w| w.2);
+        self.owe_emph_from(line);
+        self.out.truncate(line);
+        self.pending_marker = m;
+        true
     }
 
     /// Emphasis openers written from `at` on, about to be taken back with the output
@@ -1170,20 +1188,17 @@ impl<'t> Md<'t> {
         }
         // Lists, quotes and tables inside a code span of a heading (`<h3><code><li>`) are
         // more of the span, read as text: an item's or a row's line would end the heading
-        // and leave both backticks unpaired.
-        if self.heading > 0 && self.code > 0 && self.pre == 0 && is_structure(tag) {
+        // and leave both backticks unpaired. So is a heading (`<h2><pre><h3>`).
+        if self.heading > 0
+            && self.code > 0
+            && self.pre == 0
+            && (is_structure(tag) || tag.is_heading())
+        {
             self.block(2);
             self.flat.push(n);
             return true;
         }
         match tag {
-            // So is a heading (`<h2><pre><h3>`).
-            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6
-                if self.heading > 0 && self.code > 0 =>
-            {
-                self.block(2);
-                self.heading += 1;
-            }
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
                 self.block(2);
                 self.heading += 1;
@@ -1200,14 +1215,7 @@ impl<'t> Md<'t> {
                     // So does a marker already written with nothing after it (an item
                     // opening with a link around `&nbsp;`, which came out empty).
                     if self.pending_marker.is_none() {
-                        if let Some((line, end, m)) = self.written_marker.take() {
-                            if end <= self.out.len() && self.out[end..].trim().is_empty() {
-                                self.out.truncate(line);
-                                self.pending_marker = Some(m);
-                            } else {
-                                self.written_marker = Some((line, end, m));
-                            }
-                        }
+                        self.retake_bare_marker();
                     }
                     if let Some(m) = self.pending_marker.take() {
                         let (start, end) = self.marker_at(&m);
@@ -1599,8 +1607,7 @@ impl<'t> Md<'t> {
                     self.out.replace_range(at..olen, "");
                     // Right after a bare list marker, the blocks start on its line (a
                     // marker over a blank line is an empty item).
-                    let start = self.out[..at].rfind('\n').map_or(0, |i| i + 1);
-                    let line = &self.out[start..self.emph_tail(at).max(start)];
+                    let line = self.line_before(at);
                     if !line.trim().is_empty() && text_start(line) == line.len() {
                         let ws = leading_breaks(&self.out[at..], &self.prefix);
                         self.out.replace_range(at..at + ws, "");
@@ -1772,16 +1779,15 @@ impl<'t> Md<'t> {
         // which a space after it would leave as literal stars.
         // A body of blocks keeps the breaks that put its first one on a line of its own
         // (a fence after text: `a ```` would not open one).
-        let from = self.out.rfind('\n').map_or(0, |i| i + 1);
-        let end = self.emph_tail(self.out.len()).max(from);
-        let line = &self.out[from..end];
+        let line = self.line_before(self.out.len());
+        let behind_emph = self.emph_tail(self.out.len()) < self.out.len();
         let mut lead = leading_breaks(&body, &self.prefix);
         let one_line = !body[lead..].contains('\n');
-        if text_start(line) == line.len() || (end < self.out.len() && one_line) {
+        if text_start(line) == line.len() || (behind_emph && one_line) {
             body.drain(..lead);
             lead = 0;
         }
-        if !body[lead..].contains('\n') {
+        if one_line {
             // One line once the breaks around it go (an avatar `<img>` in a `<div>`). The
             // link goes inside the line's heading or list marker (`### [Title](url)`).
             let line = &body[lead..];
