@@ -719,6 +719,11 @@ impl<'t> Md<'t> {
             self.pending_space = false;
         }
         self.gap_prefix = usize::MAX;
+        // Nothing written yet is a line's start, whatever came out empty before (a link
+        // around an icon opening the page, then a list: its first marker was lost).
+        if self.out.is_empty() {
+            self.at_line_start = true;
+        }
         if self.at_line_start {
             if let Some(m) = self.pending_marker.take() {
                 let (start, end) = self.marker_at(&m);

@@ -3367,3 +3367,16 @@ fn a_block_link_around_code_keeps_the_fence_and_links_text() {
         "- ```\n  code\n  ```\n\n  [Title](https://example.com/x)\n"
     );
 }
+
+/// What came out empty before anything was written (a link around an icon opening the
+/// page) leaves the output at a line's start: the first list item keeps its marker, a
+/// quote its `>`.
+#[test]
+fn a_list_after_an_emptied_link_opening_the_page_keeps_its_marker() {
+    let m = whole("<a href='/x'></a><ul><li>one</li><li>two</li></ul>");
+    assert_eq!(m, "- one\n- two\n");
+    let m = whole("<div><a href='/x'><img src=''></a></div><ol><li>one</li></ol>");
+    assert_eq!(m, "1. one\n");
+    let m = whole("<q></q><blockquote>said</blockquote>");
+    assert_eq!(m, "> said\n");
+}
