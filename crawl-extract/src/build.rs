@@ -445,44 +445,108 @@ impl Builder {
     }
 
     /// Closes the link open at `idx` of the stack, as a browser does when an `<a>` starts
-    /// inside another (`<a name="top"/>` of an XHTML page, a link never closed): no link
-    /// holds another. The inline elements opened in it close with it; a block opened in it
-    /// (the furthest, as the adoption agency algorithm of HTML calls it) moves out to
-    /// follow it, with what it holds, and stays open. It is the last child of the last
-    /// children down from the link, so the nodes stay in document order.
-    fn close_link(&mut self, idx: usize) {
-        let block = (idx + 1..self.stack.len()).find(|&j| self.stack[j].tag.is_block());
-        let Some(b) = block else {
-            // The formatting elements closed with it open again for what follows (HTML's
-            // "reconstruct the active formatting elements"): `<a>see <code><a>x</a></code>`
-            // leaves `x` in code.
-            let reopen: Vec<(Tag, u32)> = self.stack[idx + 1..]
-                .iter()
-                .filter(|o| !o.dead && o.node != NONE && is_formatting(o.tag))
-                .map(|o| (o.tag, o.node))
-                .collect();
-            self.pop_to(idx);
-            for (tag, node) in reopen {
-                let Kind::Element { attrs, .. } = self.tree.nodes[node as usize].kind else {
-                    continue;
-                };
-                let hidden = self.tree.nodes[node as usize].hidden;
-                self.open_element(tag, attrs, hidden);
+    /// inside another (`<a name="top"/>` of an XHTML page, a card's link around an
+    /// author's): no link holds another. This is HTML's adoption agency algorithm for the
+    /// nodes we store:
+    /// - with no block opened in the link, the inline elements opened in it close with
+    ///   it, and the formatting ones open again for what follows;
+    /// - a block opened in it (the furthest block) moves out to follow it and stays open,
+    ///   inside copies of the formatting elements between them (at most three, the
+    ///   nearest), and what the block holds is wrapped in a copy of the link: `<a
+    ///   href=x><div><h3>Title</h3><a href=y>` keeps "Title" a link to `x`. The copy is
+    ///   closed the same way in turn, so each block down to the current node keeps its
+    ///   text in the link.
+    ///
+    /// Copies are inserted at the index that keeps the nodes in document order.
+    fn close_link(&mut self, mut idx: usize) {
+        loop {
+            let block = (idx + 1..self.stack.len()).find(|&j| self.stack[j].tag.is_block());
+            let Some(b) = block else {
+                // The formatting elements closed with it open again for what follows
+                // (HTML's "reconstruct the active formatting elements"): `<a>see
+                // <code><a>x</a></code>` leaves `x` in code.
+                let reopen: Vec<(Tag, u32)> = self.stack[idx + 1..]
+                    .iter()
+                    .filter(|o| !o.dead && o.node != NONE && is_formatting(o.tag))
+                    .map(|o| (o.tag, o.node))
+                    .collect();
+                self.pop_to(idx);
+                for (tag, node) in reopen {
+                    let Kind::Element { attrs, .. } = self.tree.nodes[node as usize].kind else {
+                        continue;
+                    };
+                    let hidden = self.tree.nodes[node as usize].hidden;
+                    self.open_element(tag, attrs, hidden);
+                }
+                return;
+            };
+            // A part not stored (flattened past the depth cap, or dropped) cannot be
+            // moved: the link stays open, as before this rule.
+            let (link, moved) = (self.stack[idx].node, self.stack[b].node);
+            if idx == 0
+                || link == NONE
+                || moved == NONE
+                || self.stack[idx..=b].iter().any(|o| o.dead)
+            {
+                return;
             }
-            return;
-        };
-        // A part not stored (flattened past the depth cap, or dropped) cannot be moved: the
-        // link stays open, as before this rule.
-        let (link, moved) = (self.stack[idx].node, self.stack[b].node);
-        if idx == 0 || link == NONE || moved == NONE || self.stack[idx..=b].iter().any(|o| o.dead) {
-            return;
+            self.detach_last(moved);
+            // The formatting elements between the link and the block, nearest last.
+            let mut formats: Vec<Open> = self.stack[idx + 1..b]
+                .iter()
+                .filter(|o| o.node != NONE && is_formatting(o.tag))
+                .map(|o| Open { ..*o })
+                .collect();
+            formats.drain(..formats.len().saturating_sub(3));
+            // Their copies, then the block, follow the link in its parent.
+            let mut parent = self.tree.nodes[link as usize].parent;
+            let mut at = moved;
+            for f in &mut formats {
+                let copy = self.insert_node(at, f.node);
+                self.attach_last(parent, copy);
+                (parent, f.node, at) = (copy, copy, at + 1);
+            }
+            let moved = at;
+            self.attach_last(parent, moved);
+            // What the block holds goes into a copy of the link.
+            let copy = self.insert_node(moved + 1, link);
+            let mut c = self.tree.nodes[moved as usize].first_child;
+            while c != NONE {
+                self.tree.nodes[c as usize].parent = copy;
+                c = self.tree.nodes[c as usize].next_sibling;
+            }
+            let m = &mut self.tree.nodes[moved as usize];
+            let (first, last) = (m.first_child, m.last_child);
+            m.first_child = copy;
+            m.last_child = copy;
+            let cn = &mut self.tree.nodes[copy as usize];
+            cn.parent = moved;
+            cn.first_child = first;
+            cn.last_child = last;
+            // Were `[.., link, between.., block, above..]`; now `[.., formats..,
+            // block, copy, above..]`, and the copy is closed in turn.
+            let above: Vec<Open> = self.stack.drain(b..).collect();
+            self.stack.truncate(idx);
+            self.stack.extend(formats);
+            idx = self.stack.len() + 1;
+            let mut above = above.into_iter();
+            self.stack.extend(above.next());
+            self.stack.push(Open {
+                node: copy,
+                tag: Tag::A,
+                dead: false,
+            });
+            self.stack.extend(above);
         }
-        // Detach `moved` from its parent, whose last child it is.
-        let p = self.tree.nodes[moved as usize].parent;
+    }
+
+    /// Detaches `n` from its parent, whose last child it is.
+    fn detach_last(&mut self, n: u32) {
+        let p = self.tree.nodes[n as usize].parent;
         let prev = self
             .tree
             .children(p)
-            .find(|&c| self.tree.nodes[c as usize].next_sibling == moved);
+            .find(|&c| self.tree.nodes[c as usize].next_sibling == n);
         match prev {
             Some(c) => {
                 self.tree.nodes[c as usize].next_sibling = NONE;
@@ -493,12 +557,54 @@ impl Builder {
                 self.tree.nodes[p as usize].last_child = NONE;
             }
         }
-        // Append it after the link, the last child of the link's parent.
-        let q = self.tree.nodes[link as usize].parent;
-        self.tree.nodes[link as usize].next_sibling = moved;
-        self.tree.nodes[q as usize].last_child = moved;
-        self.tree.nodes[moved as usize].parent = q;
-        self.stack.drain(idx..b);
+        self.tree.nodes[n as usize].next_sibling = NONE;
+    }
+
+    /// Appends the detached `n` to `parent`'s children.
+    fn attach_last(&mut self, parent: u32, n: u32) {
+        let p = &mut self.tree.nodes[parent as usize];
+        let prev = p.last_child;
+        p.last_child = n;
+        if prev == NONE {
+            p.first_child = n;
+        } else {
+            self.tree.nodes[prev as usize].next_sibling = n;
+        }
+        self.tree.nodes[n as usize].parent = parent;
+    }
+
+    /// Inserts at index `at` a detached copy of element `of` (no children), moving every
+    /// node from `at` on one place up. Only the detached block being moved and what it
+    /// holds (the nodes stored since it opened) sit from `at - 1` on, so no node before
+    /// that names one of them.
+    fn insert_node(&mut self, at: u32, of: u32) -> u32 {
+        let bump = |x: u32| if x != NONE && x >= at { x + 1 } else { x };
+        for n in &mut self.tree.nodes[at.saturating_sub(1) as usize..] {
+            n.parent = bump(n.parent);
+            n.first_child = bump(n.first_child);
+            n.last_child = bump(n.last_child);
+            n.next_sibling = bump(n.next_sibling);
+        }
+        for o in &mut self.stack {
+            o.node = bump(o.node);
+        }
+        for n in self.toggled.iter_mut().chain(&mut self.panels) {
+            *n = bump(*n);
+        }
+        for (n, _) in &mut self.labels {
+            *n = bump(*n);
+        }
+        let of = &self.tree.nodes[of as usize];
+        let copy = Node {
+            kind: of.kind.clone(),
+            parent: NONE,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            hidden: of.hidden,
+        };
+        self.tree.nodes.insert(at as usize, copy);
+        at
     }
 
     /// Index in the stack of the nearest open `tag`, not crossing any of `stop`.

@@ -3380,3 +3380,38 @@ fn a_list_after_an_emptied_link_opening_the_page_keeps_its_marker() {
     let m = whole("<q></q><blockquote>said</blockquote>");
     assert_eq!(m, "> said\n");
 }
+
+/// A block opened in a link that a second link closes keeps what it holds in a copy of
+/// the first (HTML's adoption agency): a card's title stays its link when the card holds
+/// an author's link, and so does each block down to the second link, inside copies of
+/// the formatting elements between (html5lib's trees for these pages).
+#[test]
+fn a_block_in_a_link_closed_by_another_keeps_its_text_linked() {
+    let m = whole(
+        "<a href='/card'><div class='card'><h3>Title</h3><p>Blurb text</p>\
+         <a href='/author'>Author</a></div></a><p>after</p>",
+    );
+    assert_eq!(
+        m,
+        "### [Title](https://example.com/card)\n\nBlurb text\n\n\
+         [Author](https://example.com/author)\n\nafter\n"
+    );
+    // Each block down to the current node: `<div><a/><p><a>text</a><a>z</a></p></div>`.
+    let m = whole("<a href='/x'><div><span>t</span><div>u<a href='/y'>z</a></div></div></a>");
+    assert_eq!(
+        m,
+        "[t](https://example.com/x)\n\n[u](https://example.com/x)[z](https://example.com/y)\n"
+    );
+    // An item the link opened (`<a><li>text<br><a>`) keeps its marker and its link.
+    let m = whole("<p>x</p><a href='/x'><li>text <br><a href='/y'>z</a></li></a>");
+    assert_eq!(
+        m,
+        "x\n- [text](https://example.com/x)\n\n  [z](https://example.com/y)\n"
+    );
+    // The formatting between link and block wraps the block: `<b><div><a>t</a>…`.
+    let m = whole("<a href='/x'><span><b><div>t<a href='/y'>z</a></div></b></span></a>");
+    assert_eq!(
+        m,
+        "**[t](https://example.com/x)[z](https://example.com/y)**\n"
+    );
+}
