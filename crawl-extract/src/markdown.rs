@@ -330,6 +330,9 @@ pub(crate) struct Md<'t> {
     page: &'t Url,
     /// Nodes removed by main-content selection (`true` = skip).
     removed: Option<&'t [bool]>,
+    /// What stood straight in a table, outside its cells, written before it already (as
+    /// a browser shows it): skipped where it stands. Sorted.
+    fostered: Vec<u32>,
     inline_only: bool,
     /// Structure elements written as text (a list inside a code span of a heading), to
     /// be closed as text too.
@@ -515,6 +518,7 @@ impl<'t> Md<'t> {
             base,
             page,
             removed,
+            fostered: Vec::new(),
             inline_only: false,
             flat: Vec::new(),
             out: String::new(),
@@ -568,6 +572,7 @@ impl<'t> Md<'t> {
                 .removed
                 .is_some_and(|r| r.get(n as usize).copied().unwrap_or(false))
             || matches!(node.kind, Kind::Element { tag: Tag::Td, .. }) && self.is_gutter(n)
+            || !self.fostered.is_empty() && self.fostered.binary_search(&n).is_ok()
     }
 
     /// Whether cell `n` is a code listing's line numbers: only digits in it, its row the
@@ -1557,6 +1562,7 @@ impl<'t> Md<'t> {
                 }
             }
             Tag::Table if !self.inline_only => {
+                self.foster(n);
                 if self.table(n) {
                     self.saved.pop();
                     return false;
@@ -1998,6 +2004,19 @@ impl<'t> Md<'t> {
         let mut titles: Vec<(u32, u32)> = Vec::new();
         let mut i = table + 1;
         while i < end {
+            // What stood outside the cells was written before the table.
+            if !self.fostered.is_empty() && self.fostered.binary_search(&i).is_ok() {
+                i = subtree_end(tree, i);
+                continue;
+            }
+            // A form straight in the table is its layout (a label beside each field): the
+            // table is laid out as its text.
+            if tree.tag(i) == Some(Tag::Form)
+                && is_table_part(tree, tree.nodes[i as usize].parent)
+                && holds_text(tree, i)
+            {
+                return false;
+            }
             match tree.tag(i) {
                 Some(Tag::Ul | Tag::Ol) => lists = true,
                 // An indented list (docutils wraps it in a blockquote) is a list in a cell.
@@ -2022,31 +2041,6 @@ impl<'t> Md<'t> {
                 Some(Tag::Table | Tag::Pre | Tag::Blockquote) => return false,
                 Some(Tag::Tr) if !self.skipped(i) => rows.push(i),
                 _ => {}
-            }
-            // Text written straight in the table or a row, outside its cells (a browser
-            // shows it before the table): the table is laid out as its text, which keeps it.
-            let p = tree.nodes[i as usize].parent;
-            if matches!(
-                tree.tag(p),
-                Some(Tag::Table | Tag::Thead | Tag::Tbody | Tag::Tfoot | Tag::Tr)
-            ) && !self.skipped(i)
-                && !matches!(
-                    tree.tag(i),
-                    Some(
-                        Tag::Tr
-                            | Tag::Td
-                            | Tag::Th
-                            | Tag::Thead
-                            | Tag::Tbody
-                            | Tag::Tfoot
-                            | Tag::Caption
-                            | Tag::Colgroup
-                            | Tag::Col
-                    )
-                )
-                && holds_text(tree, i)
-            {
-                return false;
             }
             i += 1;
         }
@@ -2202,6 +2196,54 @@ impl<'t> Md<'t> {
         self.at_line_start = false;
         self.block(2);
         true
+    }
+
+    /// Writes first what stands straight in `table`, its body or a row, outside any cell
+    /// (text, a `<div>`, a link), as a browser shows it (HTML's "foster parenting"), and
+    /// records it to be skipped where it stands. A table there is not one of them (a
+    /// browser ends the outer table at it), nor a form (the table's layout); a nested
+    /// table's are its own.
+    fn foster(&mut self, table: u32) {
+        let tree = self.tree;
+        let end = subtree_end(tree, table);
+        let mut found = Vec::new();
+        let mut i = table + 1;
+        while i < end {
+            let outside = !matches!(
+                tree.tag(i),
+                Some(
+                    Tag::Tr
+                        | Tag::Td
+                        | Tag::Th
+                        | Tag::Thead
+                        | Tag::Tbody
+                        | Tag::Tfoot
+                        | Tag::Caption
+                        | Tag::Colgroup
+                        | Tag::Col
+                        | Tag::Table
+                        | Tag::Form
+                )
+            ) && is_table_part(tree, tree.nodes[i as usize].parent);
+            if outside && !self.skipped(i) && holds_text(tree, i) {
+                found.push(i);
+            }
+            i = if outside || matches!(tree.tag(i), Some(Tag::Table | Tag::Td | Tag::Th)) {
+                subtree_end(tree, i)
+            } else {
+                i + 1
+            };
+        }
+        if found.is_empty() {
+            return;
+        }
+        self.block(2);
+        for &f in &found {
+            self.run(f);
+        }
+        self.block(2);
+        self.fostered.extend(found);
+        self.fostered.sort_unstable();
     }
 
     /// The row of `table` that holds heading `h` and nothing else, if it is one.
@@ -2495,6 +2537,14 @@ fn mathml(tree: &Tree, n: u32, out: &mut String) {
 }
 
 /// Whether `n` is text, or holds text, other than white space.
+/// Whether `p` is a table, its body or a row: what a cell stands in.
+fn is_table_part(tree: &Tree, p: u32) -> bool {
+    matches!(
+        tree.tag(p),
+        Some(Tag::Table | Tag::Thead | Tag::Tbody | Tag::Tfoot | Tag::Tr)
+    )
+}
+
 fn holds_text(tree: &Tree, n: u32) -> bool {
     (n..subtree_end(tree, n)).any(|i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()))
 }

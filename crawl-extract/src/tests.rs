@@ -3069,15 +3069,45 @@ fn cells_outside_a_row_are_in_one() {
         "<table><tbody><td>Name</td><td>Size</td><tr><td>a</td><td>1</td></tr></tbody></table>",
     );
     assert_eq!(m, "| Name | Size |\n|---|---|\n| a | 1 |\n");
-    // Text written straight in the table, outside its cells, is kept: the table is then
-    // laid out as its text (a browser shows that text before the table).
+    // Text written straight in the table, outside its cells, is kept (see
+    // `what_stands_in_a_table_outside_its_cells_goes_before_it`).
     let m = whole(
         "<table>Prices include tax <td>Tea</td><td>3</td><tr><td>Cake</td><td>4</td></table>",
     );
-    assert!(
-        m.contains("Prices include tax") && m.contains("Cake"),
-        "{m}"
+    assert_eq!(
+        m,
+        "Prices include tax\n\n| Tea | 3 |\n|---|---|\n| Cake | 4 |\n"
     );
+}
+
+/// Text or an element standing straight in a table, its body or a row, outside any cell,
+/// is shown before the table by a browser (HTML's foster parenting). It is written there,
+/// and the table stays a table; before, the table was laid out as its text. A form there
+/// is the table's layout (a label beside each field), laid out as text as before.
+#[test]
+fn what_stands_in_a_table_outside_its_cells_goes_before_it() {
+    let m = whole(
+        "<p>before</p><table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr>\
+         stray <a href='/x'>link</a><tr><td>3</td><td>4</td></tr><div>Note</div></table>\
+         <p>after</p>",
+    );
+    assert_eq!(
+        m,
+        "before\n\nstray [link](https://example.com/x)\n\nNote\n\n\
+         | A | B |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nafter\n"
+    );
+    // In a table laid out as text (one column) it goes first too, and a nested table's
+    // goes before the nested table.
+    let m = whole(
+        "<table><tr><td>cell<table>inner<tr><td>x</td><td>y</td></tr></table></td></tr>\
+         outer</table>",
+    );
+    assert_eq!(m, "outer\n\ncell\n\ninner\n\n| x | y |\n|---|---|\n");
+    let m = whole(
+        "<table><form><tr><td>Name</td><td><input></td></tr><tr><td>Email</td>\
+         <td><input></td></tr></form></table>",
+    );
+    assert_eq!(m, "Name\n\nEmail\n");
 }
 
 /// `</br>` (written by editors and templates) is a line break to a browser, the one end
