@@ -11,8 +11,10 @@ usage:  /tmp/fid/bin/python scripts/tree-vs-html5.py [--bin EXTRACT] [--seed S] 
             [--tags a,div,...] [--show K] [--links] [--md-words] [--keep DIR]
         then, for markdown a parser misreads: scripts/md-readback.py DIR
         (defaults: the release `extract` example, built first; seed 1, 3,000 pages, 33 tags)
-Known difference: text written straight in a table or a row, outside its cells, which a
-browser moves before the table ("foster parenting"), is not kept.
+Text written straight in a table or a row, outside its cells, is written before the table,
+as a browser moves it ("foster parenting"). Left out on purpose, so not in the default tags:
+form controls (`select`, `option`, `button`, `textarea`), `object` fallbacks, `iframe` and
+`noscript` text.
 """
 import argparse, random, re, shutil, subprocess, tempfile
 from pathlib import Path

@@ -675,6 +675,16 @@ impl Builder {
                     }
                 }
             }
+            // A table started in a table outside its cells (`<table><tr><td>x</td></tr>
+            // <table>`, a close tag forgotten) ends the one open: a browser reads two
+            // tables, one after the other.
+            Tag::Table => {
+                if let Some(i) =
+                    self.find_open(Tag::Table, &[Tag::Td, Tag::Th, Tag::Caption, Tag::Template])
+                {
+                    self.pop_to(i);
+                }
+            }
             Tag::Option => {
                 if let Some(i) = self.find_open(Tag::Option, &[Tag::Select]) {
                     self.pop_to(i);

@@ -3110,6 +3110,23 @@ fn what_stands_in_a_table_outside_its_cells_goes_before_it() {
     assert_eq!(m, "Name\n\nEmail\n");
 }
 
+/// A table started in a table outside its cells (a close tag forgotten) ends the one
+/// open, as a browser reads it: two tables, and what follows the second is after both.
+#[test]
+fn a_table_started_outside_a_tables_cells_ends_it() {
+    let m = whole(
+        "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr>\
+         <table><tr><th>C</th><th>D</th></tr><tr><td>3</td><td>4</td></tr></table><p>after</p>",
+    );
+    assert_eq!(
+        m,
+        "| A | B |\n|---|---|\n| 1 | 2 |\n\n| C | D |\n|---|---|\n| 3 | 4 |\n\nafter\n"
+    );
+    // In a cell it is a nested table.
+    let m = whole("<table><tr><td>x<table><tr><td>a</td><td>b</td></tr></table></td></tr></table>");
+    assert_eq!(m, "x\n\n| a | b |\n|---|---|\n");
+}
+
 /// `</br>` (written by editors and templates) is a line break to a browser, the one end
 /// tag HTML reads as a start tag: the words on each side stay two words.
 #[test]
