@@ -1725,6 +1725,13 @@ impl<'t> Md<'t> {
                 if !self.inline_only && self.pre == 0 {
                     let written = self.written_marker.take();
                     self.take_back_bare(olen, written);
+                    // Nor a space at its end (`<h3>See Also <a name="x"></a></h3>`: the
+                    // space before an anchor that wrote nothing).
+                    let t = self.out.trim_end_matches(' ').len();
+                    let line = &self.out[self.out[..t].rfind('\n').map_or(0, |i| i + 1)..t];
+                    if self.heading == 0 && t > olen && !only_markers(line.trim_end_matches('#')) {
+                        self.out.truncate(t);
+                    }
                 }
                 self.block(2);
             }

@@ -621,10 +621,12 @@ fn opens_with_words(tree: &Tree, p: u32) -> bool {
     words >= 2
 }
 
-/// Whether paragraph `p` is links separated by commas or semicolons and nothing else
-/// (an end stop aside): a list written as a sentence. A paragraph of more than
-/// [`LINK_SENTENCE_SCAN`] nodes is not looked at.
-fn links_and_commas(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
+/// Whether paragraph `p` is links separated by commas, semicolons or line breaks and
+/// nothing else (an end stop aside): a list written as a sentence, or one link a line
+/// (asciidoc's "SEE ALSO" of a manual page: `<p><a>git-status(1)</a>⏎<a>git-rm(1)</a>`).
+/// Links only spaces apart are a menu's. A paragraph of more than [`LINK_SENTENCE_SCAN`]
+/// nodes is not looked at.
+fn links_and_separators(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
     let end = super::markdown::subtree_end(tree, p);
     if end - p > LINK_SENTENCE_SCAN {
         return false;
@@ -632,11 +634,12 @@ fn links_and_commas(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
     let mut commas = false;
     for i in p + 1..end {
         let Some(t) = tree.text_of(i).filter(|_| !in_link[i as usize]) else {
+            commas |= tree.tag(i) == Some(Tag::Br);
             continue;
         };
         for c in t.chars() {
             match c {
-                ',' | ';' => commas = true,
+                ',' | ';' | '\n' => commas = true,
                 '.' => {}
                 c if c.is_whitespace() => {}
                 _ => return false,
@@ -1110,8 +1113,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             || !article_page
                 && matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section))
                 && link[i] as f64 > 0.8 * text[i] as f64
-                && (list_wrapper(tree, i as u32) && after_heading(tree, i as u32)
-                    || titled_list(tree, i as u32))
+                && ((list_wrapper(tree, i as u32) || links_wrapper(tree, i as u32, &in_link))
+                    && after_heading(tree, i as u32)
+                    || titled_list(tree, i as u32, &in_link))
                 && !local_toc(tree, i as u32);
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_data_table[i] = in_data_table[p]
@@ -1181,7 +1185,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             && !(!article_page
                 && tree.tag(i as u32) == Some(Tag::P)
                 && anchors[i] >= 2
-                && links_and_commas(tree, i as u32, &in_link)
+                && links_and_separators(tree, i as u32, &in_link)
                 && section_list(tree, i as u32))
             && !in_section_list[i]
             // A paragraph of one link and words of its own is a sentence ("Reference:
@@ -2094,6 +2098,28 @@ fn list_wrapper(tree: &Tree, mut n: u32) -> bool {
     false
 }
 
+/// Whether `n` is a paragraph of two links or more that [`links_and_separators`] reads as
+/// a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]): asciidoc's "SEE
+/// ALSO" section body, `div.sectionbody > div.paragraph > p`.
+fn links_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
+    for _ in 0..LIST_WRAP_DEPTH {
+        if tree.tag(n) == Some(Tag::P) {
+            let end = super::markdown::subtree_end(tree, n);
+            return end - n <= LINK_SENTENCE_SCAN
+                && (n + 1..end)
+                    .filter(|&i| tree.tag(i) == Some(Tag::A))
+                    .nth(1)
+                    .is_some()
+                && links_and_separators(tree, n, in_link);
+        }
+        match elements(tree, n) {
+            Some(([c, _], 1)) => n = c,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Wrappers looked through for the list they hold.
 const LIST_WRAP_DEPTH: usize = 4;
 
@@ -2125,10 +2151,13 @@ fn heading_like(tree: &Tree, n: u32) -> bool {
             .is_some_and(|a| a.role.eq_ignore_ascii_case("heading"))
 }
 
-/// Whether `n` is a titled list: a heading, then a list (wrapped or not), nothing else.
-fn titled_list(tree: &Tree, n: u32) -> bool {
+/// Whether `n` is a titled list: a heading, then a list (wrapped or not; or a paragraph
+/// [`links_wrapper`] reads as one), nothing else.
+fn titled_list(tree: &Tree, n: u32, in_link: &[bool]) -> bool {
     match elements(tree, n) {
-        Some(([h, l], 2)) => heading_like(tree, h) && list_wrapper(tree, l),
+        Some(([h, l], 2)) => {
+            heading_like(tree, h) && (list_wrapper(tree, l) || links_wrapper(tree, l, in_link))
+        }
         _ => false,
     }
 }

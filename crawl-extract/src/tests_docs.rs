@@ -1659,6 +1659,68 @@ fn a_see_also_sentence_of_links_is_kept() {
     assert!(m.contains("See also [`PyObject_GetItem()`]"), "{m}");
 }
 
+/// A manual page's "SEE ALSO" (asciidoc's git manuals, Erlang's): one link a line, or
+/// links and commas, in a paragraph wrapped in the section's body divs. Kept as the
+/// section's text however link-dense, as a list under its heading is; links only spaces
+/// apart are still a menu.
+#[test]
+fn a_see_also_paragraph_of_links_one_a_line_is_kept() {
+    let sect = |title: &str, body: &str| {
+        format!(
+            "<div class='sect1'><h2 id='_{t}'>{title}</h2><div class='sectionbody'>{body}\
+             </div></div>",
+            t = title.to_lowercase().replace(' ', "_")
+        )
+    };
+    let links = |sep: &str| {
+        ["git-status", "git-rm", "git-reset", "git-mv"]
+            .iter()
+            .map(|n| format!("<a href='{n}.html'>{n}(1)</a>"))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    let page =
+        |sep: &str| {
+            format!(
+            "<body><div id='header'><h1>git-add(1) Manual Page</h1></div><div id='content'>{}{}{}\
+             </div><div id='footer'>Last updated 2023</div></body>",
+            sect(
+                "DESCRIPTION",
+                &para(
+                    "This command updates the index using the current content found in the \
+                     working tree, to prepare the content staged for the next commit.",
+                    4
+                )
+            ),
+            sect(
+                "SEE ALSO",
+                &format!("<div class='paragraph'><p>{}</p></div>", links(sep))
+            ),
+            sect("GIT", "<div class='paragraph'><p>Part of the git suite</p></div>")
+        )
+        };
+    for sep in ["\n", ",\n", ", "] {
+        let m = md(&page(sep));
+        assert!(
+            m.contains("## SEE ALSO\n\n[git-status(1)]("),
+            "{sep:?}: {m}"
+        );
+    }
+    let m = md(&page(" "));
+    assert!(!m.contains("SEE ALSO"), "{m}");
+}
+
+/// A heading written with a space at its end (before a link around an icon, which writes
+/// nothing: a listing title's feed link) has none in markdown.
+#[test]
+fn a_heading_ends_without_a_space() {
+    let m = whole(
+        "<h3>See Also <a href='/feed'></a></h3><p>Text.</p><h2>C# <i class='icon'></i></h2>\
+         <p>More.</p>",
+    );
+    assert_eq!(m, "### See Also\n\nText.\n\n## C#\n\nMore.\n");
+}
+
 #[test]
 fn a_signature_heading_of_links_beside_its_permalink_is_kept() {
     // rustdoc: each associated item is a `<section>` holding its source link, its `§`
