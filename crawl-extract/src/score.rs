@@ -422,9 +422,78 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         {
             0
         }
+        // A box named a sidebar set in a text's flow (DocBook's `div.sidebar`: a "TIP" or
+        // "GOING FURTHER" in a manual's section; docutils' sidebar directive) is the text's:
+        // a page's sidebar stands beside the text, not among its paragraphs.
+        1..=3
+            if a.class
+                .split_ascii_whitespace()
+                .any(|t| t.eq_ignore_ascii_case("sidebar"))
+                && set_in_text(tree, n) =>
+        {
+            0
+        }
         h => h,
     }
 }
+
+/// Whether block `n` is set in a text: its parent holds two paragraphs or more (a `<p>`,
+/// a `<pre>`, or a `<div>` written as one: text of its own, no block inside, Publican's
+/// `div.para`), and `n` holds prose of its own, at least [`SET_IN_TEXT_MIN`] of text, less
+/// than half of it in links. Subtrees (and parents) of more than [`SET_IN_TEXT_SCAN`]
+/// nodes (children) are not looked at.
+fn set_in_text(tree: &Tree, n: u32) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    if end - n > SET_IN_TEXT_SCAN {
+        return false;
+    }
+    let (mut text, mut link) = (0u32, 0u32);
+    for i in n + 1..end {
+        if let Some(t) = tree.text_of(i) {
+            let w = text_weight(t);
+            text += w;
+            let mut a = tree.nodes[i as usize].parent;
+            while a != n && a != NONE {
+                if tree.tag(a) == Some(Tag::A) {
+                    link += w;
+                    break;
+                }
+                a = tree.nodes[a as usize].parent;
+            }
+        }
+    }
+    if text < SET_IN_TEXT_MIN || link * 2 >= text {
+        return false;
+    }
+    let paragraph = |c: u32| match tree.tag(c) {
+        Some(Tag::P | Tag::Pre) => true,
+        Some(Tag::Div) => {
+            let mut own = 0;
+            for k in tree.children(c) {
+                match tree.tag(k) {
+                    Some(t) if t.is_block() => return false,
+                    Some(_) => {}
+                    None => own += tree.text_of(k).map_or(0, text_weight),
+                }
+            }
+            own >= PARAGRAPH_DIV_MIN
+        }
+        _ => false,
+    };
+    let p = tree.nodes[n as usize].parent;
+    tree.children(p)
+        .take(SET_IN_TEXT_SCAN as usize)
+        .filter(|&c| !tree.nodes[c as usize].hidden && paragraph(c))
+        .nth(1)
+        .is_some()
+}
+
+/// Text (bytes but spaces) a box set in the text holds at least.
+const SET_IN_TEXT_MIN: u32 = 100;
+/// Nodes of a box looked at for [`set_in_text`].
+const SET_IN_TEXT_SCAN: u32 = 2000;
+/// Own text (bytes but spaces) of a `<div>` written as a paragraph.
+const PARAGRAPH_DIV_MIN: u32 = 60;
 
 /// Whether block `n` holds a formula (looked for only on pages that have one).
 fn holds_math(tree: &Tree, n: u32) -> bool {

@@ -1710,6 +1710,75 @@ fn a_see_also_paragraph_of_links_one_a_line_is_kept() {
     assert!(!m.contains("SEE ALSO"), "{m}");
 }
 
+/// A box named a sidebar set in a manual's text (DocBook's `div.sidebar`, here as
+/// Publican writes it, with `div.para` for paragraphs) is the text's: a "VOCABULARY" or
+/// "GOING FURTHER" box between the section's paragraphs. A page's sidebar beside the
+/// text stays out.
+#[test]
+fn a_sidebar_set_in_a_manuals_text_is_kept() {
+    let para = |t: &str| format!("<div class='para'>\n\t\t\t{t}\n\t\t</div>");
+    let sidebar = |title: &str, body: &str| {
+        format!(
+            "<div class='sidebar'><a id='sb'></a><div class='titlepage'><div><div>\
+             <p class='title'><strong>{title}</strong></p></div></div></div>{}</div>",
+            para(body)
+        )
+    };
+    let html = format!(
+        "<body><div id='banner'><a href='/get'>Download the ebook</a></div>\
+         <ul class='docnav'><li><a href='prev.html'>Prev</a></li><li><a href='next.html'>Next\
+         </a></li></ul><div class='section'><div class='titlepage'><div><div>\
+         <h2 class='title'>6.3. The apt-cache Command</h2></div></div></div>\
+         <a id='i1' class='indexterm'></a>{}{}{}{}<div class='section'><div class='titlepage'>\
+         <div><div><h3 class='title'>6.3.1. The apt-cache policy Command</h3></div></div></div>\
+         {}<pre class='screen'>$ apt-cache policy\nPackage files:\n 100 /var/lib/dpkg/status\n\
+         \x20    release a=now</pre>{}</div></div>\
+         <div class='sidebar'><h3>Elsewhere</h3><ul><li><a href='/a'>Ebook</a></li>\
+         <li><a href='/b'>Paperback</a></li><li><a href='/c'>Donate</a></li></ul></div></body>",
+        para(
+            "The apt-cache command can display much of the information stored in APT's \
+             internal database, gathered from the sources listed in the sources.list file."
+        ),
+        sidebar(
+            "VOCABULARY Cache",
+            "A cache is a temporary storage system used to speed up frequent data access \
+             when the usual access method is expensive, from processors to storage systems."
+        ),
+        para(
+            "The apt-cache command can do keyword-based package searches with apt-cache \
+             search keyword, and display the headers of the available versions."
+        ),
+        sidebar(
+            "ALTERNATIVE axi-cache",
+            "apt-cache search is a very rudimentary tool, basically implementing grep on \
+             package descriptions; axi-cache search term provides better results."
+        ),
+        para(
+            "The apt-cache policy command displays the pinning priorities and distribution \
+             properties of each package source, as explained in the previous section."
+        ),
+        para(
+            "Although there is a newer version in the backports repository, APT will not \
+             install it automatically based on the priority of that repository."
+        ),
+    );
+    let m = md(&html);
+    assert!(
+        m.starts_with("## 6.3. The apt-cache Command\n\nThe apt-cache command can display"),
+        "{m}"
+    );
+    assert!(m.contains("A cache is a temporary storage system"), "{m}");
+    assert!(
+        m.contains("apt-cache search is a very rudimentary tool"),
+        "{m}"
+    );
+    assert!(m.contains("$ apt-cache policy"), "{m}");
+    assert!(
+        !m.contains("Paperback") && !m.contains("Download the ebook"),
+        "{m}"
+    );
+}
+
 /// A heading written with a space at its end (before a link around an icon, which writes
 /// nothing: a listing title's feed link) has none in markdown.
 #[test]
