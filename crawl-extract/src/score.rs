@@ -394,6 +394,9 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // Sphinx 5 and later write footnotes as `<aside class="footnote" role="note">`
         // in a `<aside class="footnote-list">`: the text's notes, not a sidebar.
         Tag::Aside if is_footnote(tree, n) => {}
+        // docutils' sidebar directive (`<aside class="sidebar">`: the "Hello World!" of
+        // Python's asyncio page) set in the text, as DocBook's below.
+        Tag::Aside if named_sidebar(tree, n) && set_in_text(tree, n) => return 0,
         Tag::Nav | Tag::Aside => return 2,
         Tag::Footer | Tag::Header if !in_article => return 2,
         Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
@@ -425,16 +428,43 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // A box named a sidebar set in a text's flow (DocBook's `div.sidebar`: a "TIP" or
         // "GOING FURTHER" in a manual's section; docutils' sidebar directive) is the text's:
         // a page's sidebar stands beside the text, not among its paragraphs.
-        1..=3
-            if a.class
-                .split_ascii_whitespace()
-                .any(|t| t.eq_ignore_ascii_case("sidebar"))
-                && set_in_text(tree, n) =>
-        {
-            0
-        }
+        // So are its parts named after it (docutils' `p.sidebar-title`).
+        1..=3 if named_sidebar(tree, n) && set_in_text(tree, n) || in_set_sidebar(tree, n, a) => 0,
         h => h,
     }
+}
+
+/// Whether `n`'s class has the word `sidebar` (DocBook's and docutils' boxes are named so).
+fn named_sidebar(tree: &Tree, n: u32) -> bool {
+    tree.attrs(n).is_some_and(|a| {
+        a.class
+            .split_ascii_whitespace()
+            .any(|t| t.eq_ignore_ascii_case("sidebar"))
+    })
+}
+
+/// Whether `n`, of a class named after a sidebar (`sidebar-title`), lies in a sidebar
+/// [`set_in_text`] (within [`HEADING_SCAN`] ancestors).
+fn in_set_sidebar(tree: &Tree, n: u32, a: &Attrs) -> bool {
+    let part = |t: &str| {
+        t.get(..7)
+            .is_some_and(|h| h.eq_ignore_ascii_case("sidebar"))
+            && matches!(t.as_bytes().get(7), Some(b'-' | b'_'))
+    };
+    if !a.class.split_ascii_whitespace().any(part) {
+        return false;
+    }
+    let mut p = tree.nodes[n as usize].parent;
+    for _ in 0..HEADING_SCAN {
+        if p == NONE || p == 0 {
+            return false;
+        }
+        if named_sidebar(tree, p) {
+            return set_in_text(tree, p);
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
 }
 
 /// Whether block `n` is set in a text: its parent holds two paragraphs or more (a `<p>`,

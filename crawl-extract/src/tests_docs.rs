@@ -1777,6 +1777,23 @@ fn a_sidebar_set_in_a_manuals_text_is_kept() {
         !m.contains("Paperback") && !m.contains("Download the ebook"),
         "{m}"
     );
+    // docutils' sidebar directive, as Sphinx writes it in Python's asyncio page: an
+    // `<aside>` with its title in `p.sidebar-title`, a code example in it.
+    let words = self::para(
+        "asyncio is a library to write concurrent code using the async/await syntax.",
+        3,
+    );
+    let m = md(&sphinx(&format!(
+        "<section id='asyncio'><h1>asyncio</h1><aside class='sidebar'>\
+         <p class='sidebar-title'>Hello World!</p><div class='highlight-python3 notranslate'>\
+         <div class='highlight'><pre>import asyncio\n\nasync def main():\n    print('Hello ...')\n\
+         \x20   await asyncio.sleep(1)\n    print('... World!')\n\nasyncio.run(main())</pre></div>\
+         </div></aside>{words}{words}</section>"
+    )));
+    assert!(
+        m.contains("Hello World!\n\n```python3\nimport asyncio"),
+        "{m}"
+    );
 }
 
 /// A heading written with a space at its end (before a link around an icon, which writes
