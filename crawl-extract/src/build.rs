@@ -418,14 +418,7 @@ impl Builder {
             next_sibling: NONE,
             hidden,
         });
-        let p = &mut self.tree.nodes[parent as usize];
-        let prev = p.last_child;
-        p.last_child = id;
-        if prev == NONE {
-            p.first_child = id;
-        } else {
-            self.tree.nodes[prev as usize].next_sibling = id;
-        }
+        self.attach_last(parent, id);
         id
     }
 
@@ -560,7 +553,7 @@ impl Builder {
         self.tree.nodes[n as usize].next_sibling = NONE;
     }
 
-    /// Appends the detached `n` to `parent`'s children.
+    /// Appends the detached `n` (a new node, or one moved) to `parent`'s children.
     fn attach_last(&mut self, parent: u32, n: u32) {
         let p = &mut self.tree.nodes[parent as usize];
         let prev = p.last_child;
