@@ -488,7 +488,7 @@ impl Builder {
             let mut formats: Vec<Open> = self.stack[idx + 1..b]
                 .iter()
                 .filter(|o| o.node != NONE && is_formatting(o.tag))
-                .map(|o| Open { ..*o })
+                .copied()
                 .collect();
             formats.drain(..formats.len().saturating_sub(3));
             // Their copies, then the block, follow the link in its parent.
@@ -518,18 +518,17 @@ impl Builder {
             cn.last_child = last;
             // Were `[.., link, between.., block, above..]`; now `[.., formats..,
             // block, copy, above..]`, and the copy is closed in turn.
-            let above: Vec<Open> = self.stack.drain(b..).collect();
-            self.stack.truncate(idx);
-            self.stack.extend(formats);
-            idx = self.stack.len() + 1;
-            let mut above = above.into_iter();
-            self.stack.extend(above.next());
-            self.stack.push(Open {
-                node: copy,
-                tag: Tag::A,
-                dead: false,
-            });
-            self.stack.extend(above);
+            let block_at = idx + formats.len();
+            self.stack.splice(idx..b, formats);
+            idx = block_at + 1;
+            self.stack.insert(
+                idx,
+                Open {
+                    node: copy,
+                    tag: Tag::A,
+                    dead: false,
+                },
+            );
         }
     }
 

@@ -572,7 +572,12 @@ impl<'t> Md<'t> {
                 .removed
                 .is_some_and(|r| r.get(n as usize).copied().unwrap_or(false))
             || matches!(node.kind, Kind::Element { tag: Tag::Td, .. }) && self.is_gutter(n)
-            || !self.fostered.is_empty() && self.fostered.binary_search(&n).is_ok()
+            || self.is_fostered(n)
+    }
+
+    /// Whether `n` stood in a table outside its cells and was written before it.
+    fn is_fostered(&self, n: u32) -> bool {
+        !self.fostered.is_empty() && self.fostered.binary_search(&n).is_ok()
     }
 
     /// Whether cell `n` is a code listing's line numbers: only digits in it, its row the
@@ -2012,7 +2017,7 @@ impl<'t> Md<'t> {
         let mut i = table + 1;
         while i < end {
             // What stood outside the cells was written before the table.
-            if !self.fostered.is_empty() && self.fostered.binary_search(&i).is_ok() {
+            if self.is_fostered(i) {
                 i = subtree_end(tree, i);
                 continue;
             }
@@ -2543,7 +2548,6 @@ fn mathml(tree: &Tree, n: u32, out: &mut String) {
     }
 }
 
-/// Whether `n` is text, or holds text, other than white space.
 /// Whether `p` is a table, its body or a row: what a cell stands in.
 fn is_table_part(tree: &Tree, p: u32) -> bool {
     matches!(
@@ -2552,6 +2556,7 @@ fn is_table_part(tree: &Tree, p: u32) -> bool {
     )
 }
 
+/// Whether `n` is text, or holds text, other than white space.
 fn holds_text(tree: &Tree, n: u32) -> bool {
     (n..subtree_end(tree, n)).any(|i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()))
 }

@@ -1212,8 +1212,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             || !article_page
                 && matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section))
                 && link[i] as f64 > 0.8 * text[i] as f64
-                && ((list_wrapper(tree, i as u32) || links_wrapper(tree, i as u32, &in_link))
-                    && after_heading(tree, i as u32)
+                && (list_wrapper(tree, i as u32, &in_link) && after_heading(tree, i as u32)
                     || titled_list(tree, i as u32, &in_link))
                 && !local_toc(tree, i as u32);
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
@@ -2183,33 +2182,23 @@ fn elements(tree: &Tree, n: u32) -> Option<([u32; 2], usize)> {
     Some((first, count))
 }
 
-/// Whether `n` is a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]).
-fn list_wrapper(tree: &Tree, mut n: u32) -> bool {
+/// Whether `n` is a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]). A
+/// paragraph of two links or more that [`links_and_separators`] reads as a list is one
+/// too: asciidoc's "SEE ALSO" section body, `div.sectionbody > div.paragraph > p`.
+fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
     for _ in 0..LIST_WRAP_DEPTH {
-        if matches!(tree.tag(n), Some(Tag::Ul | Tag::Ol | Tag::Dl)) {
-            return true;
-        }
-        match elements(tree, n) {
-            Some(([c, _], 1)) => n = c,
-            _ => return false,
-        }
-    }
-    false
-}
-
-/// Whether `n` is a paragraph of two links or more that [`links_and_separators`] reads as
-/// a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]): asciidoc's "SEE
-/// ALSO" section body, `div.sectionbody > div.paragraph > p`.
-fn links_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
-    for _ in 0..LIST_WRAP_DEPTH {
-        if tree.tag(n) == Some(Tag::P) {
-            let end = super::markdown::subtree_end(tree, n);
-            return end - n <= LINK_SENTENCE_SCAN
-                && (n + 1..end)
-                    .filter(|&i| tree.tag(i) == Some(Tag::A))
-                    .nth(1)
-                    .is_some()
-                && links_and_separators(tree, n, in_link);
+        match tree.tag(n) {
+            Some(Tag::Ul | Tag::Ol | Tag::Dl) => return true,
+            Some(Tag::P) => {
+                let end = super::markdown::subtree_end(tree, n);
+                return end - n <= LINK_SENTENCE_SCAN
+                    && (n + 1..end)
+                        .filter(|&i| tree.tag(i) == Some(Tag::A))
+                        .nth(1)
+                        .is_some()
+                    && links_and_separators(tree, n, in_link);
+            }
+            _ => {}
         }
         match elements(tree, n) {
             Some(([c, _], 1)) => n = c,
@@ -2250,13 +2239,10 @@ fn heading_like(tree: &Tree, n: u32) -> bool {
             .is_some_and(|a| a.role.eq_ignore_ascii_case("heading"))
 }
 
-/// Whether `n` is a titled list: a heading, then a list (wrapped or not; or a paragraph
-/// [`links_wrapper`] reads as one), nothing else.
+/// Whether `n` is a titled list: a heading, then a list ([`list_wrapper`]), nothing else.
 fn titled_list(tree: &Tree, n: u32, in_link: &[bool]) -> bool {
     match elements(tree, n) {
-        Some(([h, l], 2)) => {
-            heading_like(tree, h) && (list_wrapper(tree, l) || links_wrapper(tree, l, in_link))
-        }
+        Some(([h, l], 2)) => heading_like(tree, h) && list_wrapper(tree, l, in_link),
         _ => false,
     }
 }
