@@ -2,11 +2,13 @@
 """Compares per-page scores of the quality set, four decimals, by page type and source.
 
     python3 ../shared/quality/score.py DIR --per-page A.tsv   (once per output folder)
-    python3 scripts/compare-scores.py [--quality ../shared/quality] RULES.tsv A.tsv [B.tsv ...]
+    python3 scripts/compare-scores.py [--quality ../shared/quality] [--oracle] RULES.tsv A.tsv [B.tsv ...]
 
 Prints one markdown table: the mean per-page bag-of-words F1 of every file (the first one is
 the baseline) for all pages, the mean of the seven page types (macro), each type and each
 source, with the change from the baseline and how many pages rose / fell by more than 0.001.
+`--oracle` adds a last column: the better of the files on every page (what a perfect choice
+between them per page would score).
 """
 
 import argparse
@@ -25,6 +27,7 @@ def read(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quality", type=Path, default=ROOT.parent / "shared" / "quality")
+    ap.add_argument("--oracle", action="store_true", help="add the per-page best of the files")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     meta = {}
@@ -39,6 +42,9 @@ def main():
     groups += [(t, [i for i in ids if meta[i][1] == t]) for t in types]
     groups += [(f"source {s}", [i for i in ids if meta[i][0] == s]) for s in sources]
     names = [Path(f).stem for f in a.files]
+    if a.oracle:
+        runs.append({i: max(r.get(i, 0.0) for r in runs) for i in ids})
+        names.append("oracle")
     print("| | pages | " + " | ".join(names) + " |")
     print("|---|---|" + "---|" * len(names))
 
