@@ -2557,7 +2557,7 @@ fn is_table_part(tree: &Tree, p: u32) -> bool {
 }
 
 /// Whether `n` is text, or holds text, other than white space.
-fn holds_text(tree: &Tree, n: u32) -> bool {
+pub(crate) fn holds_text(tree: &Tree, n: u32) -> bool {
     (n..subtree_end(tree, n)).any(|i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()))
 }
 

@@ -436,10 +436,21 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
 
 /// Whether `n`'s class has the word `sidebar` (DocBook's and docutils' boxes are named so).
 fn named_sidebar(tree: &Tree, n: u32) -> bool {
+    has_class(tree, n, "sidebar")
+}
+
+/// Whether `n`'s class has the word `para` (Publican's DocBook writes paragraphs as
+/// `<div class="para">`).
+fn named_para(tree: &Tree, n: u32) -> bool {
+    has_class(tree, n, "para")
+}
+
+/// Whether `n`'s class has `word` as one of its tokens, in any case.
+fn has_class(tree: &Tree, n: u32, word: &str) -> bool {
     tree.attrs(n).is_some_and(|a| {
         a.class
             .split_ascii_whitespace()
-            .any(|t| t.eq_ignore_ascii_case("sidebar"))
+            .any(|t| t.eq_ignore_ascii_case(word))
     })
 }
 
@@ -468,9 +479,10 @@ fn in_set_sidebar(tree: &Tree, n: u32, a: &Attrs) -> bool {
 }
 
 /// Whether block `n` is set in a text: its parent holds two paragraphs or more (a `<p>`,
-/// a `<pre>`, or a `<div>` written as one: text of its own, no block inside, Publican's
-/// `div.para`), and `n` holds prose of its own, at least [`SET_IN_TEXT_MIN`] of text, less
-/// than half of it in links. Subtrees (and parents) of more than [`SET_IN_TEXT_SCAN`]
+/// a `<pre>`, or a `<div>` written as one: text of its own, no block inside unless it is
+/// named a paragraph, Publican's `div.para`), or one with `n` right after it or after the
+/// section's title; and `n` holds prose of its own, at least [`SET_IN_TEXT_MIN`] of text,
+/// less than half of it in links. Subtrees (and parents) of more than [`SET_IN_TEXT_SCAN`]
 /// nodes (children) are not looked at.
 fn set_in_text(tree: &Tree, n: u32) -> bool {
     let end = super::markdown::subtree_end(tree, n);
@@ -498,10 +510,10 @@ fn set_in_text(tree: &Tree, n: u32) -> bool {
     let paragraph = |c: u32| match tree.tag(c) {
         Some(Tag::P | Tag::Pre) => true,
         Some(Tag::Div) => {
-            let mut own = 0;
+            let (mut own, named) = (0, named_para(tree, c));
             for k in tree.children(c) {
                 match tree.tag(k) {
-                    Some(t) if t.is_block() => return false,
+                    Some(t) if t.is_block() && !named => return false,
                     Some(_) => {}
                     None => own += tree.text_of(k).map_or(0, text_weight),
                 }
@@ -510,12 +522,28 @@ fn set_in_text(tree: &Tree, n: u32) -> bool {
         }
         _ => false,
     };
+    // Two paragraphs in the parent, or one and the box right after a paragraph or its
+    // section's title (a section or an item of one paragraph with its box). Siblings
+    // without text (an index term's anchor) and other boxes are passed over.
     let p = tree.nodes[n as usize].parent;
-    tree.children(p)
-        .take(SET_IN_TEXT_SCAN as usize)
-        .filter(|&c| !tree.nodes[c as usize].hidden && paragraph(c))
-        .nth(1)
-        .is_some()
+    let (mut paragraphs, mut last, mut after) = (0, false, false);
+    for c in tree.children(p).take(SET_IN_TEXT_SCAN as usize) {
+        if c == n {
+            after = last;
+            continue;
+        }
+        if tree.nodes[c as usize].hidden
+            || tree.tag(c).is_none()
+            || named_sidebar(tree, c)
+            || !super::markdown::holds_text(tree, c)
+        {
+            continue;
+        }
+        let is_paragraph = paragraph(c);
+        last = is_paragraph || heading_wrapper(tree, c) || tree.tag(c).is_some_and(Tag::is_heading);
+        paragraphs += usize::from(is_paragraph);
+    }
+    paragraphs >= 2 || paragraphs == 1 && after
 }
 
 /// Text (bytes but spaces) a box set in the text holds at least.
@@ -782,13 +810,20 @@ fn linked_sentence(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
 }
 
 /// Whether paragraph `p` is one link that shows its own address (markdown's autolink,
-/// `<https://www.npmjs.com/>`): the address is what the paragraph says, not a menu entry,
-/// which names its page.
+/// `<https://www.npmjs.com/>`), maybe after a mark (DocBook's `→ <a>https://…</a>`): the
+/// address is what the paragraph says, not a menu entry, which names its page.
 fn bare_address(tree: &Tree, p: u32) -> bool {
-    let Some(a) = tree
-        .sole_element(p)
-        .filter(|&a| tree.tag(a) == Some(Tag::A))
-    else {
+    let mut only = None;
+    for c in tree.children(p) {
+        match tree.tag(c) {
+            None if !tree
+                .text_of(c)
+                .is_some_and(|t| t.chars().any(char::is_alphanumeric)) => {}
+            Some(Tag::A) if only.is_none() => only = Some(c),
+            _ => return false,
+        }
+    }
+    let Some(a) = only else {
         return false;
     };
     let Some(href) = tree.attrs(a).and_then(|x| x.href.as_deref()) else {
@@ -1305,7 +1340,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 && linked_sentence(tree, i as u32, &in_link))
             // Nor one that is a bare address (an autolink on a line of its own).
             && !(!article_page
-                && tree.tag(i as u32) == Some(Tag::P)
+                && matches!(tree.tag(i as u32), Some(Tag::P | Tag::Div))
                 && bare_address(tree, i as u32))
             && !in_described_row(tree, i as u32, &text, &link, &removed)
         {
@@ -2485,12 +2520,13 @@ fn is_grid(tree: &Tree, table: u32) -> bool {
         .is_some()
 }
 
-/// Divs whose own text (their text children) is long and broken by line breaks: at
-/// least [`BR_DIV_TEXT`] bytes and [`BR_DIV_BREAKS`] `<br>` children.
+/// Divs written as paragraphs: their own text (their text children) is long and broken
+/// by line breaks, at least [`BR_DIV_TEXT`] bytes and [`BR_DIV_BREAKS`] `<br>` children; or
+/// they are named so ([`named_para`]) and hold text and no block.
 fn br_divs(tree: &Tree) -> Vec<bool> {
     let len = tree.nodes.len();
-    // (own text, `<br>` children) of each div.
-    let mut own = vec![(0u32, 0u8); len];
+    // (own text, `<br>` children, a block child) of each div.
+    let mut own = vec![(0u32, 0u8, false); len];
     for i in 1..len {
         let p = tree.nodes[i].parent as usize;
         if tree.tag(p as u32) != Some(Tag::Div) {
@@ -2503,11 +2539,14 @@ fn br_divs(tree: &Tree) -> Vec<bool> {
                     .saturating_add(text_weight(tree.text_of(i as u32).unwrap_or("")));
             }
             Kind::Element { tag: Tag::Br, .. } => own[p].1 = own[p].1.saturating_add(1),
-            Kind::Element { .. } => {}
+            Kind::Element { tag, .. } => own[p].2 |= tag.is_block(),
         }
     }
     own.iter()
-        .map(|&(t, b)| t >= BR_DIV_TEXT && b >= BR_DIV_BREAKS)
+        .enumerate()
+        .map(|(i, &(t, b, block))| {
+            t >= BR_DIV_TEXT && b >= BR_DIV_BREAKS || t > 0 && !block && named_para(tree, i as u32)
+        })
         .collect()
 }
 

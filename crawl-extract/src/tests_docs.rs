@@ -2979,3 +2979,141 @@ fn a_one_line_pre_alone_in_its_cell_keeps_the_table_a_table() {
     ));
     assert!(m.contains("```\nmsgfmt -o x.mo x.po\n```"), "{m}");
 }
+
+/// A box named a sidebar right after a section's only paragraph, or right after its
+/// title, is the text's too (Publican: a section of one paragraph and its "BACK TO
+/// BASICS" box; an item whose paragraph opens with a `div.title`; two boxes in a row; an
+/// index term's empty anchor between). A page's sidebar after a menu stays out.
+#[test]
+fn a_sidebar_after_a_sections_only_paragraph_is_kept() {
+    let para = |t: &str| format!("<div class='para'>\n\t\t\t{t}\n\t\t</div>");
+    let sidebar = |title: &str, body: &str| {
+        format!(
+            "<div class='sidebar'><div class='titlepage'><div><div><p class='title'>\
+             <strong>{title}</strong></p></div></div></div><a id='ix' class='indexterm'></a>{}\
+             </div>",
+            para(body)
+        )
+    };
+    let title = |h: &str, t: &str| {
+        format!("<div class='titlepage'><div><div><{h} class='title'>{t}</{h}></div></div></div>")
+    };
+    let html = format!(
+        "<body><ul class='docnav'><li><a href='prev.html'>Prev</a></li><li><a href='next.html'>\
+         Next</a></li></ul><div class='section'>{}{}<div class='section'>{}\
+         <a id='i1' class='indexterm'></a>{}{}</div><div class='section'>{}{}{}{}\
+         <div class='itemizedlist'><ul><li class='listitem'><div class='para'>\
+         <div class='title'>License must not contaminate other software.</div>\
+         The license must not place restrictions on other software that is distributed along \
+         with the licensed software.</div>{}</li></ul></div></div></div>\
+         <ul class='menu'><li><a href='/a'>Ebook</a></li><li><a href='/b'>Paperback</a></li>\
+         </ul><div class='sidebar'><p>Our handbook is written by volunteers; buy the printed \
+         book or the ebook to support the authors and get every future edition.</p></div></body>",
+        title("h2", "8.12. Miscellaneous"),
+        para(
+            "This section gathers the configuration steps that do not fit in the other \
+             sections of this chapter, from time to the filesystems."
+        ),
+        title("h3", "8.12.1. Time Synchronization"),
+        para(
+            "Time synchronization, which may seem superfluous on a computer, is very \
+             important on a network, where every computer should agree on the time."
+        ),
+        sidebar(
+            "BACK TO BASICS NTP",
+            "NTP (Network Time Protocol) allows a machine to synchronize with others fairly \
+             accurately by taking into consideration the delays induced by the transfer."
+        ),
+        title("h3", "8.12.2. Mounting Filesystems"),
+        sidebar(
+            "BACK TO BASICS Mounting and unmounting",
+            "In a Unix-like system such as Debian, files are organized in a single tree-like \
+             hierarchy of directories, whatever the device they are stored on."
+        ),
+        sidebar(
+            "GOING FURTHER Auto-mounting",
+            "systemd is able to manage automount points: those are mount points that are \
+             mounted on demand when a user attempts to access their target directories."
+        ),
+        para(
+            "The /etc/fstab file gives a list of all possible mounts that happen either \
+             automatically on startup or manually for removable storage devices."
+        ),
+        sidebar(
+            "BACK TO BASICS Copyleft",
+            "Copyleft is a principle that consists in using copyrights to guarantee the \
+             freedom of a work and its derivatives, rather than restrict the rights of uses."
+        ),
+    );
+    let m = md(&html);
+    for kept in [
+        "NTP (Network Time Protocol) allows",
+        "In a Unix-like system such as Debian",
+        "systemd is able to manage automount points",
+        "Copyleft is a principle",
+    ] {
+        assert!(m.contains(kept), "{kept}: {m}");
+    }
+    assert!(!m.contains("written by volunteers"), "{m}");
+}
+
+/// A `<div class="para">` is a paragraph (Publican writes every paragraph so): its text is
+/// prose, so a chapter's introduction, its first section and their boxes stay with the
+/// last section that holds most of the text.
+#[test]
+fn a_div_named_para_is_a_paragraph() {
+    let para = |t: &str| format!("<div class='para'>\n\t\t\t{t}\n\t\t</div>");
+    let long = para(
+        &"The apt-cache policy command displays the pinning priorities and distribution \
+          properties of each package source, as explained in the previous section. "
+            .repeat(3),
+    );
+    let html = format!(
+        "<body><div id='banner'><a href='/get'>Download the ebook</a></div>\
+         <ul class='docnav'><li><a href='prev.html'>Prev</a></li><li><a href='next.html'>Next\
+         </a></li></ul><div class='section'><div class='titlepage'><div><div>\
+         <h2 class='title'>6.3. The apt-cache Command</h2></div></div></div>{}{}\
+         <div class='section'><div class='titlepage'><div><div><h3 class='title'>6.3.1. The \
+         apt-cache policy Command</h3></div></div></div>{long}{long}{long}{long}</div></div>\
+         <ul class='docnav'><li><a href='prev.html'>Prev</a></li><li><a href='next.html'>Next\
+         </a></li></ul></body>",
+        para(
+            "The apt-cache command can display much of the information stored in APT's \
+             internal database, gathered from the sources listed in the sources.list file."
+        ),
+        para(
+            "The apt-cache command can do keyword-based package searches with apt-cache \
+             search keyword, and display the headers of the available versions."
+        ),
+    );
+    let m = md(&html);
+    assert!(
+        m.starts_with("## 6.3. The apt-cache Command\n\nThe apt-cache command can display"),
+        "{m}"
+    );
+    assert!(m.contains("keyword-based package searches"), "{m}");
+    assert!(!m.contains("Download the ebook"), "{m}");
+}
+
+/// An address on a line of its own after a mark (DocBook's `<div class="url">→ <a>…</a>`
+/// inside a paragraph) is what the text points to, not a menu of one link.
+#[test]
+fn an_address_after_a_mark_is_kept() {
+    let words = para(
+        "The installation manual describes another way of preparing a USB key that allows \
+         you to customize the installer's default options set in the kernel command line.",
+        2,
+    );
+    let html = format!(
+        "<body><ul class='nav'><li><a href='/'>Home</a></li><li><a href='/docs'>Docs</a></li>\
+         </ul><main><h1>Booting from a USB Key</h1>{words}<div>A more detailed explanation \
+         is in the installation manual. <div class='url'>→ <a href='https://www.debian.org/\
+         releases/stable/amd64/ch04s03'>https://www.debian.org/releases/stable/amd64/ch04s03\
+         </a></div></div>{words}</main></body>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("→ [https://www.debian.org/releases/stable/amd64/ch04s03]("),
+        "{m}"
+    );
+}
