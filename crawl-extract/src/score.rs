@@ -749,7 +749,8 @@ fn opens_with_words(tree: &Tree, p: u32) -> bool {
 }
 
 /// Whether paragraph `p` is links separated by commas, semicolons or line breaks and
-/// nothing else (an end stop aside): a list written as a sentence, or one link a line
+/// nothing else (an end stop and [`manual_page`] names aside): a list written as a
+/// sentence, or one link a line
 /// (asciidoc's "SEE ALSO" of a manual page: `<p><a>git-status(1)</a>⏎<a>git-rm(1)</a>`).
 /// Links only spaces apart are a menu's. A paragraph of more than [`LINK_SENTENCE_SCAN`]
 /// nodes is not looked at.
@@ -764,16 +765,36 @@ fn links_and_separators(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
             commas |= tree.tag(i) == Some(Tag::Br);
             continue;
         };
-        for c in t.chars() {
-            match c {
-                ',' | ';' | '\n' => commas = true,
-                '.' => {}
-                c if c.is_whitespace() => {}
-                _ => return false,
-            }
+        commas |= t.contains([',', ';', '\n']);
+        let item = |w: &str| w.chars().all(|c| c == '.') || manual_page(w);
+        if !t
+            .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+            .all(item)
+        {
+            return false;
         }
     }
     commas
+}
+
+/// Whether `w` names a manual page, `name(section)` (`diff(1)`, `git-config(1)`,
+/// `printf(3p)`), perhaps with an end stop: an item of a "SEE ALSO" list with no page to
+/// link to.
+pub(crate) fn manual_page(w: &str) -> bool {
+    let Some((name, section)) = w
+        .trim_end_matches('.')
+        .strip_suffix(')')
+        .and_then(|w| w.split_once('('))
+    else {
+        return false;
+    };
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | ':'))
+        && section.len() <= 4
+        && section.starts_with(|c: char| c.is_ascii_digit())
+        && section.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Whether paragraph `p` is a sentence built around its links: words of its own before
@@ -2219,7 +2240,8 @@ fn elements(tree: &Tree, n: u32) -> Option<([u32; 2], usize)> {
 
 /// Whether `n` is a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]). A
 /// paragraph of two links or more that [`links_and_separators`] reads as a list is one
-/// too: asciidoc's "SEE ALSO" section body, `div.sectionbody > div.paragraph > p`.
+/// too: asciidoc's "SEE ALSO" section body, `div.sectionbody > div.paragraph > p`; so is
+/// a wrapper of two or more paragraphs of one link each ([`one_link_paragraph`]).
 fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
     for _ in 0..LIST_WRAP_DEPTH {
         match tree.tag(n) {
@@ -2234,6 +2256,43 @@ fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
                     && links_and_separators(tree, n, in_link);
             }
             _ => {}
+        }
+        match elements(tree, n) {
+            Some(([c, _], 1)) => n = c,
+            // One link a paragraph, each in its wrapper (asciidoc's SEE ALSO written as
+            // `div.paragraph > p > a` blocks).
+            Some((_, k)) if (2..=LINKS_PARAGRAPHS_MAX).contains(&k) => {
+                return tree
+                    .children(n)
+                    .filter(|&c| tree.tag(c).is_some())
+                    .all(|c| one_link_paragraph(tree, c, in_link));
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Paragraphs of one link a wrapper holds at most to be read as a list.
+const LINKS_PARAGRAPHS_MAX: usize = 64;
+
+/// Whether `n` is a paragraph (or wraps one and nothing else, up to [`LIST_WRAP_DEPTH`])
+/// that is one link, and nothing else but white space and an end stop.
+fn one_link_paragraph(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
+    for _ in 0..LIST_WRAP_DEPTH {
+        if tree.tag(n) == Some(Tag::P) {
+            let end = super::markdown::subtree_end(tree, n);
+            return end - n <= LINK_SENTENCE_SCAN
+                && (n + 1..end)
+                    .filter(|&i| tree.tag(i) == Some(Tag::A))
+                    .count()
+                    == 1
+                && (n + 1..end).all(|i| {
+                    in_link[i as usize]
+                        || tree
+                            .text_of(i)
+                            .is_none_or(|t| t.chars().all(|c| c == '.' || c.is_whitespace()))
+                });
         }
         match elements(tree, n) {
             Some(([c, _], 1)) => n = c,

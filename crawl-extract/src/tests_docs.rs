@@ -1680,7 +1680,7 @@ fn a_see_also_paragraph_of_links_one_a_line_is_kept() {
             .join(sep)
     };
     let page =
-        |sep: &str| {
+        |see_also: &str| {
             format!(
             "<body><div id='header'><h1>git-add(1) Manual Page</h1></div><div id='content'>{}{}{}\
              </div><div id='footer'>Last updated 2023</div></body>",
@@ -1692,22 +1692,47 @@ fn a_see_also_paragraph_of_links_one_a_line_is_kept() {
                     4
                 )
             ),
-            sect(
-                "SEE ALSO",
-                &format!("<div class='paragraph'><p>{}</p></div>", links(sep))
-            ),
+            sect("SEE ALSO", see_also),
             sect("GIT", "<div class='paragraph'><p>Part of the git suite</p></div>")
         )
         };
+    let paragraph = |p: &str| format!("<div class='paragraph'><p>{p}</p></div>");
     for sep in ["\n", ",\n", ", "] {
-        let m = md(&page(sep));
+        let m = md(&page(&paragraph(&links(sep))));
         assert!(
             m.contains("## SEE ALSO\n\n[git-status(1)]("),
             "{sep:?}: {m}"
         );
     }
-    let m = md(&page(" "));
+    let m = md(&page(&paragraph(&links(" "))));
     assert!(!m.contains("SEE ALSO"), "{m}");
+    // One link a paragraph (gitremote-helpers(7)), and a manual page named without a link
+    // among the links (git-diff(1): `diff(1), <a>git-difftool(1)</a>, …`).
+    let each: String = links("\n").lines().map(paragraph).collect();
+    let m = md(&page(&each));
+    assert!(
+        m.contains("## SEE ALSO\n\n[git-status(1)](") && m.contains("[git-mv(1)]("),
+        "{m}"
+    );
+    let named = [
+        "git-difftool",
+        "git-log",
+        "git-format-patch",
+        "git-apply",
+        "git-show",
+    ]
+    .map(|n| format!("<a href='{n}.html'>{n}(1)</a>"))
+    .join(",\n");
+    let m = md(&page(&paragraph(&format!("diff(1),\n{named}"))));
+    assert!(
+        m.contains("## SEE ALSO\n\ndiff(1), [git-difftool(1)]("),
+        "{m}"
+    );
+    // Words that are not a manual page's name make it a sentence, kept or not by others.
+    assert!(
+        !score::manual_page("diff") && !score::manual_page("(1)") && !score::manual_page("a(b)")
+    );
+    assert!(score::manual_page("printf(3p).") && score::manual_page("git-config(1)"));
 }
 
 /// A box named a sidebar set in a manual's text (DocBook's `div.sidebar`, here as
