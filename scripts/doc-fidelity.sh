@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on thirty-nine real documentation sites (twenty-nine generators), from Debian's
+# Documentation fidelity on forty real documentation sites (twenty-nine generators), from Debian's
 # packages and, for four, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -8,7 +8,8 @@
 #             libgtk-4-doc libglib2.0-doc python-scipy-doc erlang-doc ruby3.1 \
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
 #             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc \
-#             vim-doc r-doc-html linux-doc pandoc libcurl4-doc git-doc debian-handbook && apt-get install -y --no-install-recommends r-base-core
+#             vim-doc r-doc-html linux-doc pandoc libcurl4-doc git-doc debian-handbook \
+#             postgresql-doc-15 && apt-get install -y --no-install-recommends r-base-core
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -322,6 +323,11 @@ rm -rf "$work/publican"; mkdir -p "$work/publican"
 cp $d/debian-handbook/html/en-US/*.html "$work/publican/"
 score publican-handbook "$work/publican" \
     "//div[@class='chapter' or @class='section' or @class='preface' or @class='appendix' or @class='book' or @class='index' or @class='glossary' or @class='part'][1]"
+# Session 30's: PostgreSQL 15's documentation (DocBook XSL, `postgresql-doc-15`, 1,173
+# pages: navigation tables above and below the page's one content div).
+rm -rf "$work/postgres"; mkdir -p "$work/postgres"
+cp $d/postgresql-doc-15/html/*.html "$work/postgres/"
+score postgresql "$work/postgres" "//body/div[@class!='navheader' and @class!='navfooter'][1]"
 
 # Session 19's four: Sphinx's own documentation (the sphinx 9.0.4 sdist's doc/) built with
 # Furo and with sphinx-book-theme, and two MkDocs Material sites: npm's CLI docs (the

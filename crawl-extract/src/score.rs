@@ -591,10 +591,51 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
         match token_hint(tok) {
             0 => {}
             _ if id_from_heading(tree, n, tok) => {}
+            _ if extends_ancestor_id(tree, n, tok) => {}
             h => return h,
         }
     }
     0
+}
+
+/// Ancestors looked at for the id a section's id extends.
+const ID_ANCESTOR_SCAN: usize = 32;
+
+/// Whether `n`, a section under its own heading, has an id `tok` that extends the id of an
+/// ancestor that carries the same hint word (PostgreSQL's DocBook ids:
+/// `LOGICAL-REPLICATION-SUBSCRIPTION-SLOT` for a section of
+/// `LOGICAL-REPLICATION-SUBSCRIPTION`): the word names the document's subject, which the
+/// enclosing section already bears, not the block's role. A word only the suffix has
+/// (`post-12-comments` in `post-12`) still counts, and so does a block without a heading
+/// (`comments-wrapper` in `comments`).
+fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
+    let len = tree.nodes.len() as u32;
+    let titled = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .any(|i| tree.tag(i).is_some_and(Tag::is_heading));
+    if !titled {
+        return false;
+    }
+    let mut p = tree.nodes[n as usize].parent;
+    for _ in 0..ID_ANCESTOR_SCAN {
+        if p == NONE || p == 0 {
+            return false;
+        }
+        let extends = |id: &str| {
+            tok.len() > id.len() + 1
+                && tok.as_bytes()[..id.len()].eq_ignore_ascii_case(id.as_bytes())
+                && matches!(tok.as_bytes()[id.len()], b'-' | b'_' | b'.' | b':')
+                && token_hint(id) != 0
+        };
+        if tree
+            .attrs(p)
+            .is_some_and(|a| a.id.split_ascii_whitespace().any(extends))
+        {
+            return true;
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
 }
 
 /// Whether class token `tok` names a poster's rank: `usertitle`, `userTitle`,
@@ -2239,14 +2280,15 @@ fn elements(tree: &Tree, n: u32) -> Option<([u32; 2], usize)> {
 }
 
 /// Whether `n` is a list, or wraps one and nothing else (up to [`LIST_WRAP_DEPTH`]). A
-/// paragraph of two links or more that [`links_and_separators`] reads as a list is one
-/// too: asciidoc's "SEE ALSO" section body, `div.sectionbody > div.paragraph > p`; so is
+/// paragraph (or a `<span>`: DocBook's `span.simplelist`) of two links or more that
+/// [`links_and_separators`] reads as a list is one too: asciidoc's "SEE ALSO" section
+/// body, `div.sectionbody > div.paragraph > p`; so is
 /// a wrapper of two or more paragraphs of one link each ([`one_link_paragraph`]).
 fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
     for _ in 0..LIST_WRAP_DEPTH {
         match tree.tag(n) {
             Some(Tag::Ul | Tag::Ol | Tag::Dl) => return true,
-            Some(Tag::P) => {
+            Some(Tag::P | Tag::Span) => {
                 let end = super::markdown::subtree_end(tree, n);
                 return end - n <= LINK_SENTENCE_SCAN
                     && (n + 1..end)

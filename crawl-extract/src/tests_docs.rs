@@ -3142,3 +3142,71 @@ fn an_address_after_a_mark_is_kept() {
         "{m}"
     );
 }
+
+/// DocBook's "See Also" of a reference page written as an inline `span.simplelist` of
+/// links apart by commas right under its heading (PostgreSQL's `sql-*.html`) is the
+/// section's text, as a paragraph of such links is.
+#[test]
+fn a_see_also_span_of_links_is_kept() {
+    let words = para(
+        "VACUUM reclaims storage occupied by dead tuples. In normal operation, tuples that \
+         are deleted or obsoleted by an update are not physically removed from their table.",
+        3,
+    );
+    let html = format!(
+        "<body><div class='navheader'><table><tr><td><a href='prev.html'>Prev</a></td>\
+         <td><a href='next.html'>Next</a></td></tr></table></div><div class='refentry'>\
+         <div class='refnamediv'><h2>VACUUM</h2><p>VACUUM — garbage-collect and optionally \
+         analyze a database</p></div><div class='refsect1'><h2>Description</h2>{words}</div>\
+         <div class='refsect1'><h2>See Also</h2><span class='simplelist'>\
+         <a class='xref' href='app-vacuumdb.html'>vacuumdb</a>, <a class='xref' \
+         href='runtime-config-resource.html#COST'>Section 20.4.4</a>, <a class='xref' \
+         href='routine-vacuuming.html#AUTOVACUUM'>Section 25.1.6</a>, <a class='xref' \
+         href='sql-analyze.html'>ANALYZE</a>, <a class='xref' href='pgstatstatements.html'>\
+         pg_stat_statements</a></span></div></div>\
+         <div class='navfooter'><a href='index.html'>Home</a></div></body>"
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("## See Also\n\n[vacuumdb](") && m.contains("[Section 25.1.6]("),
+        "{m}"
+    );
+    assert!(!m.contains("Prev") && !m.contains("Home"), "{m}");
+}
+
+/// A section under its own heading whose id extends its enclosing section's id keeps it
+/// when the word read as chrome comes from that enclosing id (PostgreSQL:
+/// `LOGICAL-REPLICATION-SUBSCRIPTION-SLOT` in `LOGICAL-REPLICATION-SUBSCRIPTION`, where
+/// "subscription" names the subject). A block without a heading extending `comments`
+/// (`comments-wrapper`) is still chrome.
+#[test]
+fn a_section_id_extending_its_parents_is_its_subject() {
+    let words = |w: &str| para(w, 3);
+    let html = format!(
+        "<body><div class='sect1' id='LOGICAL-REPLICATION-SUBSCRIPTION'><div class='titlepage'>\
+         <div><div><h2 class='title'>31.2. Subscription</h2></div></div></div>{}\
+         <div class='sect2' id='LOGICAL-REPLICATION-SUBSCRIPTION-SLOT'><div class='titlepage'>\
+         <div><div><h3 class='title'>31.2.1. Replication Slot Management</h3></div></div></div>\
+         {}</div><div class='sect2' id='LOGICAL-REPLICATION-SUBSCRIPTION-EXAMPLES'>\
+         <div class='titlepage'><div><div><h3 class='title'>31.2.2. Examples</h3></div></div>\
+         </div><p>Create some test tables on the publisher.</p><pre class='programlisting'>\
+         test_pub=# CREATE TABLE t1(a int, b text, PRIMARY KEY(a));\nCREATE TABLE</pre></div>\
+         <section id='comments'><h2>Comments</h2><p>With an account on the Fediverse you \
+         can respond to this post; known replies are displayed below.</p>\
+         <div id='comments-wrapper'><p>Loading comments relies on \
+         JavaScript; enable it to read the replies posted on the fediverse.</p></div>\
+         </section></div></body>",
+        words(
+            "A subscription is the downstream side of logical replication. The node where a \
+             subscription is defined is referred to as the subscriber."
+        ),
+        words(
+            "Each active subscription receives changes from a replication slot on the remote \
+             publishing side, created when the subscription is created."
+        ),
+    );
+    let m = md(&html);
+    assert!(m.contains("### 31.2.1. Replication Slot Management"), "{m}");
+    assert!(m.contains("test_pub=# CREATE TABLE t1"), "{m}");
+    assert!(!m.contains("Loading comments"), "{m}");
+}
