@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on forty real documentation sites (twenty-nine generators), from Debian's
+# Documentation fidelity on forty-four real documentation sites (thirty generators), from Debian's
 # packages and, for four, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -9,7 +9,8 @@
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
 #             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc \
 #             vim-doc r-doc-html linux-doc pandoc libcurl4-doc git-doc debian-handbook \
-#             postgresql-doc-15 && apt-get install -y --no-install-recommends r-base-core
+#             postgresql-doc-15 kicad-doc-en zsh-doc debian-reference-en doxygen-doc &&
+#             apt-get install -y --no-install-recommends r-base-core
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
 #         `rdoc` writes from Ruby's standard library into WORK_DIR/rdoc-html once; the last
@@ -328,6 +329,25 @@ score publican-handbook "$work/publican" \
 rm -rf "$work/postgres"; mkdir -p "$work/postgres"
 cp $d/postgresql-doc-15/html/*.html "$work/postgres/"
 score postgresql "$work/postgres" "//body/div[@class!='navheader' and @class!='navfooter'][1]"
+# and four more: KiCad's manuals (Asciidoctor, `kicad-doc-en`, 8 long pages), zsh's manual
+# (texi2any, one page a section, each opening with a navigation table; redirect stubs left
+# out; scored without its navigation and menu tables), the Debian Reference (DocBook XSL,
+# `debian-reference-en`) and Doxygen's own manual (`doxygen-doc`).
+rm -rf "$work/kicad"; mkdir -p "$work/kicad"
+cp /usr/share/doc/kicad/help/en/*.html "$work/kicad/"
+score asciidoctor-kicad "$work/kicad" "//div[@id='content']"
+rm -rf "$work/zsh"; mkdir -p "$work/zsh"
+for f in $d/zsh-common/html/*.html; do
+    grep -q 'class="header"' "$f" && cp "$f" "$work/zsh/"
+done
+cleaned "$work/zsh" "$work/zsh-score" "//table[@class='header']|//table[@class='menu']|//script|//style"
+score texi2any-zsh "$work/zsh" "//body" "$work/zsh-score"
+rm -rf "$work/debref"; mkdir -p "$work/debref"
+cp /usr/share/debian-reference/*.en.html "$work/debref/"
+score docbook-debian-reference "$work/debref" "//body/div[@class!='navheader' and @class!='navfooter'][1]"
+rm -rf "$work/doxydoc"; mkdir -p "$work/doxydoc"
+cp $d/doxygen/html/*.html "$work/doxydoc/"
+score doxygen-manual "$work/doxydoc" "//div[@id='doc-content']"
 
 # Session 19's four: Sphinx's own documentation (the sphinx 9.0.4 sdist's doc/) built with
 # Furo and with sphinx-book-theme, and two MkDocs Material sites: npm's CLI docs (the

@@ -727,6 +727,9 @@ fn is_dialog(a: &Attrs) -> bool {
 
 /// Nodes looked at for the heading an id may be built from.
 const ID_HEADING_SCAN: u32 = 12;
+/// Nodes of a block looked at for the heading its id is built from: past a navigation
+/// bar that opens each section (texi2any's `table.header`, about 70 nodes).
+const ID_TITLE_SCAN: u32 = 96;
 
 /// Ancestors looked at for a heading around an element.
 const HEADING_SCAN: usize = 4;
@@ -948,7 +951,7 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     let len = tree.nodes.len() as u32;
     // The heading near its start, or else the element's own text (Apache's
     // `<span id="CookieName">CookieName</span>`).
-    let h = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
+    let h = (n + 1..len.min(n + 1 + ID_TITLE_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
         .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
         .unwrap_or(n);

@@ -3210,3 +3210,50 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(m.contains("test_pub=# CREATE TABLE t1"), "{m}");
     assert!(!m.contains("Loading comments"), "{m}");
 }
+
+/// An id built from its section's heading counts as the section's subject even when a
+/// navigation bar opens the section before its heading (texi2any writes `table.header`,
+/// some seventy nodes, at the top of each section: zsh's "Menu selection", R's
+/// "Comments" and "Feedback").
+#[test]
+fn a_section_id_from_a_heading_after_a_navigation_bar_is_its_subject() {
+    let nav: String = ["<<", "<", "Up", ">", ">>", "Top", "Contents", "Index", "?"]
+        .iter()
+        .map(|t| {
+            format!(
+                "<td valign='middle' align='left'>[<a href='x.html' title='go'> {} </a>]</td>\n",
+                t.replace('<', "&lt;").replace('>', "&gt;")
+            )
+        })
+        .collect::<String>()
+        + &"<td valign='middle' align='left'> &nbsp; </td>\n".repeat(4);
+    let section = |id: &str, h: &str, body: &str| {
+        format!(
+            "<div class='subsection' id='{id}'><table class='header'><tr>{nav}</tr></table>\
+             <h3 class='subsection'>{h}</h3><p>{body}</p><hr></div>"
+        )
+    };
+    let html = format!(
+        "<body lang='en'><div class='section' id='The-zsh_002fcomplist-Module'>\
+         <table class='header'><tr>{nav}</tr></table><h2 class='section'>22.7 The \
+         zsh/complist Module</h2><p>{}</p>{}{}</div></body>",
+        "The zsh/complist module offers three extensions to completion listings: the ability \
+         to highlight matches in such a list, the ability to scroll through long lists and a \
+         different style of menu completion.",
+        section(
+            "Scrolling-in-completion-listings",
+            "22.7.2 Scrolling in completion listings",
+            "To enable scrolling through a completion list, the LISTPROMPT parameter must be \
+             set. Its value will be used as the prompt."
+        ),
+        section(
+            "Menu-selection",
+            "22.7.3 Menu selection",
+            "The zsh/complist module also offers an alternative style of selecting matches \
+             from a list, called menu selection, which can be used if the shell is set up."
+        ),
+    );
+    let m = md(&html);
+    assert!(m.contains("### 22.7.3 Menu selection"), "{m}");
+    assert!(m.contains("called menu selection"), "{m}");
+}
