@@ -579,8 +579,9 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
             3 if tag == Tag::Span => {}
             // A signature that opens its section is an API's (Javadoc's
             // `member-signature` under the member's heading); a post's signature follows
-            // the post.
-            _ if is_signature(tok) && opens_section(tree, n) => {}
+            // the post, a block. Inline parts named after a signature are a type
+            // signature's (TypeDoc's `span.tsd-signature-type`, `-symbol`, `-keyword`).
+            _ if is_signature(tok) && (tag == Tag::Span || opens_section(tree, n)) => {}
             h => return h,
         }
     }

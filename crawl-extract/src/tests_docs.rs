@@ -3257,3 +3257,37 @@ fn a_section_id_from_a_heading_after_a_navigation_bar_is_its_subject() {
     assert!(m.contains("### 22.7.3 Menu selection"), "{m}");
     assert!(m.contains("called menu selection"), "{m}");
 }
+
+/// A type signature's inline parts named after it (TypeDoc's `span.tsd-signature-type`,
+/// `-symbol`, `-keyword`, `tsd-kind-call-signature`) are the signature's text, not a
+/// forum poster's signature: `amount: number` keeps `number`. A post's signature block
+/// still goes.
+#[test]
+fn a_type_signatures_inline_parts_are_kept() {
+    let html = "<body><header class='tsd-page-toolbar'><a href='index.html'>date-fns</a></header>\
+        <div class='col-content'><div class='tsd-page-title'><ul class='tsd-breadcrumb'>\
+        <li><a href='modules.html'>date-fns</a></li><li><a href='addDays.html'>addDays</a></li>\
+        </ul><h1>Function addDays</h1></div><section class='tsd-panel'>\
+        <ul class='tsd-signatures'><li><div class='tsd-signature'>\
+        <span class='tsd-kind-call-signature'>addDays</span><span class='tsd-signature-symbol'>(\
+        </span><br/>    <span class='tsd-kind-parameter'>date</span>\
+        <span class='tsd-signature-symbol'>:</span> <span class='tsd-signature-type'>Date\
+        </span><span class='tsd-signature-symbol'>,</span><br/>    \
+        <span class='tsd-kind-parameter'>amount</span><span class='tsd-signature-symbol'>:\
+        </span> <span class='tsd-signature-type'>number</span><br/>\
+        <span class='tsd-signature-symbol'>)</span><span class='tsd-signature-symbol'>:</span> \
+        <span class='tsd-signature-type'>Date</span></div>\
+        <div class='tsd-description'><div class='tsd-comment tsd-typography'><p>Add the \
+        specified number of days to the given date. The result is a new date; the given one \
+        is not changed, and a negative amount subtracts the days.</p></div></div></li></ul>\
+        </section></div></body>";
+    let m = md(html);
+    assert!(m.contains("addDays("), "{m}");
+    assert!(m.contains("amount: number"), "{m}");
+    assert!(m.contains("): Date"), "{m}");
+    let post = "<body><article><h1>Re: printing dates</h1><p>Use the format function with a \
+        pattern string; it takes the date and the pattern and returns the formatted text for \
+        any locale you pass in its options.</p><div class='post-signature'>Sent from my phone \
+        by a happy user of the forum</div></article></body>";
+    assert!(!md(post).contains("Sent from my phone"), "{}", md(post));
+}
