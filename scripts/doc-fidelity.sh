@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on forty-four real documentation sites (thirty generators), from Debian's
-# packages and, for four, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on forty-five real documentation sites (thirty-one generators), from Debian's
+# packages and, for five, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -409,3 +409,19 @@ score sphinx-furo "$work/sphinx-furo" "//article[@role='main']"
 score sphinx-book "$work/sphinx-book" "//article[contains(@class,'bd-article')]"
 score material-npm "$work/material-npm" "//article[contains(@class,'md-content__inner')]"
 score material-pymdownx "$work/material-pymdownx" "//article[contains(@class,'md-content__inner')]"
+
+# Session 30's TypeDoc site: date-fns 4.4.0's API (its .d.ts with their TSDoc comments,
+# 526 pages) built by TypeDoc 0.27.9 with the default theme, once, from the npm registry.
+tsite=$work/typedoc-site
+if [ ! -f "$tsite/built" ]; then
+    rm -rf "$tsite"; mkdir -p "$tsite"
+    (cd "$tsite" && npm init -y > /dev/null &&
+        npm install -q --no-audit --no-fund typedoc@0.27.9 typescript@5.6.3 date-fns@4.4.0 > /dev/null &&
+        printf '%s\n' '{ "compilerOptions": { "module": "nodenext", "moduleResolution": "nodenext",' \
+            '  "target": "es2022", "skipLibCheck": true }, "files": ["node_modules/date-fns/index.d.ts"] }' > tsconfig.json &&
+        npx typedoc --entryPoints node_modules/date-fns/index.d.ts --tsconfig tsconfig.json \
+            --skipErrorChecking --name date-fns --out site > typedoc.log 2>&1)
+    touch "$tsite/built"
+fi
+flatten "$tsite/site" "$work/typedoc"
+score typedoc-date-fns "$work/typedoc" "//div[@class='col-content']"
