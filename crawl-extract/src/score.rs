@@ -610,11 +610,7 @@ const ID_ANCESTOR_SCAN: usize = 32;
 /// (`post-12-comments` in `post-12`) still counts, and so does a block without a heading
 /// (`comments-wrapper` in `comments`).
 fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
-    let len = tree.nodes.len() as u32;
-    let titled = (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
-        .take_while(|&i| is_descendant(tree, i, n))
-        .any(|i| tree.tag(i).is_some_and(Tag::is_heading));
-    if !titled {
+    if first_heading(tree, n, ID_HEADING_SCAN).is_none() {
         return false;
     }
     let mut p = tree.nodes[n as usize].parent;
@@ -946,16 +942,21 @@ fn header_row(tree: &Tree, tr: u32) -> bool {
     cells.peek().is_some() && cells.all(|c| tree.tag(c) == Some(Tag::Th))
 }
 
+/// The first heading among the first `scan` descendants of `n`.
+fn first_heading(tree: &Tree, n: u32, scan: u32) -> Option<u32> {
+    let len = tree.nodes.len() as u32;
+    (n + 1..len.min(n + 1 + scan))
+        .take_while(|&i| is_descendant(tree, i, n))
+        .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
+}
+
 /// Whether `id` spells the text of the first heading near the start of `n` (its words,
 /// case and separators aside; a trailing number is allowed, as in `comments-1`).
 fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     let len = tree.nodes.len() as u32;
     // The heading near its start, or else the element's own text (Apache's
     // `<span id="CookieName">CookieName</span>`).
-    let h = (n + 1..len.min(n + 1 + ID_TITLE_SCAN))
-        .take_while(|&i| is_descendant(tree, i, n))
-        .find(|&i| tree.tag(i).is_some_and(Tag::is_heading))
-        .unwrap_or(n);
+    let h = first_heading(tree, n, ID_TITLE_SCAN).unwrap_or(n);
     let mut text = String::new();
     let mut i = h + 1;
     while i < len && is_descendant(tree, i, h) && text.len() < 200 {
