@@ -942,6 +942,42 @@ fn header_row(tree: &Tree, tr: u32) -> bool {
     cells.peek().is_some() && cells.all(|c| tree.tag(c) == Some(Tag::Th))
 }
 
+/// Marks as removed the disclosures (`<details>`) whose body went, all of it: the
+/// `<summary>` left alone is the label of a toggle that opens nothing (TypeDoc's "Index"
+/// over its list of the page's own anchors, a "Menu" over its links).
+fn emptied_disclosures(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
+    for i in (1..tree.nodes.len()).rev() {
+        if removed[i] || raw[i] == 0 || tree.tag(i as u32) != Some(Tag::Details) {
+            continue;
+        }
+        let mut gone = false;
+        for c in tree.children(i as u32) {
+            let k = c as usize;
+            if raw[k] == 0 || tree.nodes[k].hidden || tree.tag(c) == Some(Tag::Summary) {
+                continue;
+            }
+            if !all_removed(tree, c, raw, removed) {
+                gone = false;
+                break;
+            }
+            gone = true;
+        }
+        removed[i] |= gone;
+    }
+}
+
+/// Whether every text under `n` lies in a removed block.
+fn all_removed(tree: &Tree, n: u32, raw: &[u32], removed: &[bool]) -> bool {
+    if removed[n as usize] {
+        return true;
+    }
+    if tree.tag(n).is_none() {
+        return raw[n as usize] == 0;
+    }
+    tree.children(n)
+        .all(|c| raw[c as usize] == 0 || all_removed(tree, c, raw, removed))
+}
+
 /// The first heading among the first `scan` descendants of `n`.
 fn first_heading(tree: &Tree, n: u32, scan: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
@@ -1415,6 +1451,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         }
         in_kept_list[i] = in_kept_list[p] || is_list && !removed[i] && text[i] > 0;
     }
+    emptied_disclosures(tree, &raw, &mut removed);
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
     let mut kept_p = vec![0f64; len];

@@ -3291,3 +3291,35 @@ fn a_type_signatures_inline_parts_are_kept() {
         by a happy user of the forum</div></article></body>";
     assert!(!md(post).contains("Sent from my phone"), "{}", md(post));
 }
+
+/// A disclosure whose body went, all of it, goes with its `<summary>`: TypeDoc's "Index"
+/// over its list of the page's own anchors, a "Table of contents" toggle. One whose body
+/// stays (a FAQ's answer) keeps its summary.
+#[test]
+fn a_disclosure_whose_body_went_goes_with_its_summary() {
+    let words = para(
+        "The function that localizes the day of the week takes the day's number and the \
+         options of the locale, and returns the day's name in the width asked for.",
+        2,
+    );
+    let html = format!(
+        "<body><div class='col-content'><h1>Interface Localize</h1>{words}\
+         <section class='tsd-panel-group tsd-index-group'><details class='tsd-index-content' \
+         open><summary><h5 class='tsd-index-heading'>Index</h5></summary>\
+         <div class='tsd-accordion-details'><section class='tsd-index-section'>\
+         <div class='tsd-index-list'><a href='#day'><span>day</span></a>\n\
+         <a href='#era'><span>era</span></a>\n<a href='#month'><span>month</span></a>\n\
+         <a href='#quarter'><span>quarter</span></a></div></section></div></details></section>\
+         <h3 id='day'>day</h3><p>day: LocalizeFn, the function that localizes the day of the \
+         week.</p><details><summary>Why a function?</summary><p>Because each locale spells \
+         the names of the days in its own way, sometimes with grammatical cases.</p>\
+         </details></div></body>"
+    );
+    let m = md(&html);
+    assert!(!m.contains("Index"), "{m}");
+    assert!(
+        m.contains("Why a function?") && m.contains("grammatical cases"),
+        "{m}"
+    );
+    assert!(m.contains("### day"), "{m}");
+}
