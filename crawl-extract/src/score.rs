@@ -436,22 +436,13 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
 
 /// Whether `n`'s class has the word `sidebar` (DocBook's and docutils' boxes are named so).
 fn named_sidebar(tree: &Tree, n: u32) -> bool {
-    has_class(tree, n, "sidebar")
+    tree.has_class(n, "sidebar")
 }
 
 /// Whether `n`'s class has the word `para` (Publican's DocBook writes paragraphs as
 /// `<div class="para">`).
 fn named_para(tree: &Tree, n: u32) -> bool {
-    has_class(tree, n, "para")
-}
-
-/// Whether `n`'s class has `word` as one of its tokens, in any case.
-fn has_class(tree: &Tree, n: u32, word: &str) -> bool {
-    tree.attrs(n).is_some_and(|a| {
-        a.class
-            .split_ascii_whitespace()
-            .any(|t| t.eq_ignore_ascii_case(word))
-    })
+    tree.has_class(n, "para")
 }
 
 /// Whether `n`, of a class named after a sidebar (`sidebar-title`), lies in a sidebar
@@ -793,15 +784,23 @@ fn opens_with_words(tree: &Tree, p: u32) -> bool {
 /// nothing else (an end stop and [`manual_page`] names aside): a list written as a
 /// sentence, or one link a line
 /// (asciidoc's "SEE ALSO" of a manual page: `<p><a>git-status(1)</a>⏎<a>git-rm(1)</a>`).
-/// Links only spaces apart are a menu's. A paragraph of more than [`LINK_SENTENCE_SCAN`]
-/// nodes is not looked at.
+/// Links only spaces apart are a menu's.
 fn links_and_separators(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
+    link_items(tree, p, in_link).is_some_and(|(_, apart)| apart)
+}
+
+/// When paragraph `p` holds, outside its links, nothing but separators (commas,
+/// semicolons, line breaks), end stops and [`manual_page`] names: how many links (`<a>`)
+/// it holds, and whether a separator stands in it. A paragraph of more than
+/// [`LINK_SENTENCE_SCAN`] nodes is not looked at.
+fn link_items(tree: &Tree, p: u32, in_link: &[bool]) -> Option<(usize, bool)> {
     let end = super::markdown::subtree_end(tree, p);
     if end - p > LINK_SENTENCE_SCAN {
-        return false;
+        return None;
     }
-    let mut commas = false;
+    let (mut links, mut commas) = (0, false);
     for i in p + 1..end {
+        links += usize::from(tree.tag(i) == Some(Tag::A));
         let Some(t) = tree.text_of(i).filter(|_| !in_link[i as usize]) else {
             commas |= tree.tag(i) == Some(Tag::Br);
             continue;
@@ -812,10 +811,10 @@ fn links_and_separators(tree: &Tree, p: u32, in_link: &[bool]) -> bool {
             .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
             .all(item)
         {
-            return false;
+            return None;
         }
     }
-    commas
+    Some((links, commas))
 }
 
 /// Whether `w` names a manual page, `name(section)` (`diff(1)`, `git-config(1)`,
@@ -2331,13 +2330,7 @@ fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
         match tree.tag(n) {
             Some(Tag::Ul | Tag::Ol | Tag::Dl) => return true,
             Some(Tag::P | Tag::Span) => {
-                let end = super::markdown::subtree_end(tree, n);
-                return end - n <= LINK_SENTENCE_SCAN
-                    && (n + 1..end)
-                        .filter(|&i| tree.tag(i) == Some(Tag::A))
-                        .nth(1)
-                        .is_some()
-                    && links_and_separators(tree, n, in_link);
+                return matches!(link_items(tree, n, in_link), Some((k, true)) if k >= 2);
             }
             _ => {}
         }
@@ -2361,22 +2354,11 @@ fn list_wrapper(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
 const LINKS_PARAGRAPHS_MAX: usize = 64;
 
 /// Whether `n` is a paragraph (or wraps one and nothing else, up to [`LIST_WRAP_DEPTH`])
-/// that is one link, and nothing else but white space and an end stop.
+/// that is one link, with no separator ([`link_items`]).
 fn one_link_paragraph(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
     for _ in 0..LIST_WRAP_DEPTH {
         if tree.tag(n) == Some(Tag::P) {
-            let end = super::markdown::subtree_end(tree, n);
-            return end - n <= LINK_SENTENCE_SCAN
-                && (n + 1..end)
-                    .filter(|&i| tree.tag(i) == Some(Tag::A))
-                    .count()
-                    == 1
-                && (n + 1..end).all(|i| {
-                    in_link[i as usize]
-                        || tree
-                            .text_of(i)
-                            .is_none_or(|t| t.chars().all(|c| c == '.' || c.is_whitespace()))
-                });
+            return link_items(tree, n, in_link) == Some((1, false));
         }
         match elements(tree, n) {
             Some(([c, _], 1)) => n = c,
