@@ -334,6 +334,9 @@ pub(crate) struct Md<'t> {
     /// a browser shows it): skipped where it stands. Sorted.
     fostered: Vec<u32>,
     inline_only: bool,
+    /// A table cell's block boundary passed: the next text goes on a line of its own
+    /// (`<br>`).
+    cell_break: bool,
     /// Structure elements written as text (a list inside a code span of a heading), to
     /// be closed as text too.
     flat: Vec<u32>,
@@ -520,6 +523,7 @@ impl<'t> Md<'t> {
             removed,
             fostered: Vec::new(),
             inline_only: false,
+            cell_break: false,
             flat: Vec::new(),
             out: String::new(),
             prefix: String::new(),
@@ -649,6 +653,9 @@ impl<'t> Md<'t> {
         // A block inside a heading is more of its title (`<h4><div class="title-anchors">
         // …</div><span>all(Pred, List)</span></h4>`): a space, or the heading would end.
         if self.inline_only {
+            // A table cell's paragraphs stay apart, as its lines do (Sphinx's `<td><p>
+            // Tutorial<br>start here</p><p>Library Reference…`): owed to the next text.
+            self.cell_break = true;
             self.pending_space = true;
         } else if self.heading > 0 && self.pre == 0 {
             self.pending_space |= self.pending_marker.is_none() && !self.out.ends_with(' ');
@@ -748,6 +755,16 @@ impl<'t> Md<'t> {
             } else {
                 self.out.push_str(&self.prefix);
             }
+        } else if std::mem::take(&mut self.cell_break) && !self.just_opened() {
+            // The break owed by a block boundary in a table cell: none at the cell's
+            // start, after a break, or right after a link's `[`.
+            let t = self.out.trim_end().len();
+            if t > 0 && !self.out[..t].ends_with("<br>") {
+                self.out.truncate(t);
+                self.out.push_str("<br> ");
+            } else if self.pending_space && t > 0 && !self.out.ends_with(' ') {
+                self.out.push(' ');
+            }
         } else if self.pending_space
             && !self.just_opened()
             && !self.out.ends_with([' ', '\n'])
@@ -760,6 +777,7 @@ impl<'t> Md<'t> {
             self.out.push(' ');
         }
         self.pending_space = false;
+        self.cell_break = false;
         if self.emph_owed > 0 {
             self.write_emph_openers();
         }
@@ -1257,13 +1275,8 @@ impl<'t> Md<'t> {
             }
             Tag::Li if self.inline_only => {
                 // A list in a table cell: its items joined with `<br>`.
-                let t = self.out.trim_end().len();
-                if t > 0 {
-                    self.out.truncate(t);
-                    self.out.push_str("<br>");
-                    self.at_line_start = false;
-                }
-                self.pending_space = t > 0;
+                self.cell_break = true;
+                self.pending_space = true;
             }
             Tag::Li => {
                 // After a paragraph written straight inside the list (SQLite's release

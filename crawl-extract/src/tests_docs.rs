@@ -186,6 +186,28 @@ fn heading_and_definition_permalinks_are_dropped() {
 }
 
 #[test]
+fn a_table_cells_paragraphs_stay_apart() {
+    // Sphinx's index: each cell holds paragraphs, a link over its description. Read as one
+    // run of text the links and descriptions blur ("since 2.0 Tutorial start here").
+    let m = whole(
+        "<table class='contentstable'><tr><td><p class='biglink'><a href='t/'>Tutorial</a><br>\
+         <span class='linkdescr'>start here</span></p><p class='biglink'>\
+         <a href='l/'>Library Reference</a><br><span class='linkdescr'>keep this</span></p></td>\
+         <td><p>Glossary</p><p>FAQs</p></td></tr>\
+         <tr><td><a href='x/'><div><img src='x.png' alt=''></div></a><div>Xylophone</div></td>\
+         <td><div>one</div><br><div>two</div></td></tr></table>",
+    );
+    assert_eq!(
+        m,
+        "| [Tutorial](https://docs.example.com/library/t/)<br> start here<br> \
+         [Library Reference](https://docs.example.com/library/l/)<br> keep this | Glossary<br> FAQs |\n\
+         |---|---|\n\
+         | [![](https://docs.example.com/library/x.png)](https://docs.example.com/library/x/)<br> \
+         Xylophone | one<br> two |\n"
+    );
+}
+
+#[test]
 fn a_table_whose_cells_hold_lists_stays_a_table() {
     let m = whole(
         "<table class='docutils'><thead><tr><th><p>Code</p></th><th><p>Refs</p></th></tr></thead>\
@@ -781,7 +803,7 @@ fn a_captioned_data_table_stays_a_table_beside_its_text() {
     assert!(m.starts_with("## 53.52. pg_trigger\n"), "{m}");
     assert!(m.contains("stores triggers on tables"), "{m}");
     assert!(
-        m.contains("| Column Type Description |\n|---|\n| `col0` `oid` The column"),
+        m.contains("| Column Type<br> Description |\n|---|\n| `col0` `oid`<br> The column"),
         "{m}"
     );
     assert!(m.contains("Currently, column-specific triggering"), "{m}");
