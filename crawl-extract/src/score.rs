@@ -2639,10 +2639,20 @@ fn is_grid(tree: &Tree, table: u32) -> bool {
             .filter(|&c| matches!(tree.tag(c), Some(Tag::Td | Tag::Th)))
             .count()
     };
-    (table + 1..end)
+    // Two rows of two cells or more; or one row of columns that each hold more than one
+    // entry (Sphinx's index: "Meta information:" over two columns of links).
+    let rows: Vec<u32> = (table + 1..end)
         .filter(|&i| tree.tag(i) == Some(Tag::Tr) && cells(i) >= 2)
-        .nth(1)
-        .is_some()
+        .take(2)
+        .collect();
+    match rows[..] {
+        [_, _] => true,
+        [r] => tree.children(r).all(|c| {
+            !matches!(tree.tag(c), Some(Tag::Td | Tag::Th))
+                || tree.children(c).filter(|&e| tree.tag(e).is_some()).count() >= 2
+        }),
+        _ => false,
+    }
 }
 
 /// Divs written as paragraphs: their own text (their text children) is long and broken

@@ -514,8 +514,10 @@ fn a_table_whose_cells_hold_indented_lists_stays_a_table() {
 
 /// A grid of links announced by a paragraph ("PEP 594 led to the deprecations of the
 /// following modules:" above a table of 19 module links, no header row) is part of the
-/// text like a list so introduced; it was dropped as a link-dense menu. A one-cell box of
-/// links after a paragraph (a call to action, a table of contents) is not a grid.
+/// text like a list so introduced; it was dropped as a link-dense menu. So is one row of
+/// columns of entries (Sphinx's index page: "Meta information:" over two columns of links).
+/// A one-cell box of links after a paragraph (a call to action, a table of contents) is not
+/// a grid, nor one row of single links.
 #[test]
 fn a_grid_of_links_introduced_by_a_paragraph_is_kept() {
     let cell =
@@ -532,6 +534,11 @@ fn a_grid_of_links_introduced_by_a_paragraph_is_kept() {
          deprecations of the following modules slated for removal in Python 3.13:</p>\
          <table class='docutils align-default'><tbody>{}{}</tbody></table><p>Read the <a href='/guide'>full guide to the release</a>:</p>\
          <table><tr><td><a href='/a'>Talk to us</a> <a href='/b'>Book a demo</a></td></tr></table>\
+         <p><strong>Meta information:</strong></p><table class='contentstable'><tr><td>\
+         <p><a href='/bugs'>Reporting bugs</a></p><p><a href='/about'>About the documentation</a>\
+         </p></td><td><p><a href='/license'>History and License</a></p>\
+         <p><a href='/copyright'>Copyright</a></p></td></tr></table><p>Share it:</p>\
+         <table><tr><td><a href='/f'>Facebook</a></td><td><a href='/t'>Twitter</a></td></tr></table>\
          {}</section>",
         para("This article explains the new features in Python 3.11.", 8),
         row(&["aifc", "chunk", "msilib"]),
@@ -545,6 +552,17 @@ fn a_grid_of_links_introduced_by_a_paragraph_is_kept() {
     );
     assert!(m.contains("[`nis`]"), "{m}");
     assert!(!m.contains("Book a demo"), "{m}");
+    // One row of columns, each holding more than one entry, is such a grid too; one row of
+    // single links (a share bar) is not.
+    assert!(
+        m.contains("[Reporting bugs](https://docs.example.com/bugs)<br> [About the documentation]"),
+        "{m}"
+    );
+    assert!(
+        m.contains("[Copyright](https://docs.example.com/copyright) |"),
+        "{m}"
+    );
+    assert!(!m.contains("Twitter"), "{m}");
 }
 
 /// A page whose body is one code block under its title (a grammar specification:
