@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Documentation fidelity on forty-five real documentation sites (thirty-one generators), from Debian's
+# Documentation fidelity on forty-six real documentation sites (thirty-two generators), from Debian's
 # packages and, for five, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
@@ -425,3 +425,17 @@ if [ ! -f "$tsite/built" ]; then
 fi
 flatten "$tsite/site" "$work/typedoc"
 score typedoc-date-fns "$work/typedoc" "//div[@class='col-content']"
+
+# Session 31's pod2html: Perl's own modules (every .pm of perl's privlib over 12 KB with a
+# `=head1`, 161 pages on Debian 12's perl 5.36) written by pod2html, the generator of
+# perldoc.perl.org's pages; scored on a copy without the local table of contents
+# (`ul#index`), which the markdown leaves out.
+rm -rf "$work/pod" "$work/pod-score" "$work/pod-cache"; mkdir -p "$work/pod" "$work/pod-cache"
+privlib=$(perl -MConfig -e 'print $Config{privlib}')
+(cd "$privlib" && find -L . -name '*.pm' -size +12k | sed 's|^\./||' | LC_ALL=C sort | while read -r f; do
+    grep -q '^=head1' "$f" || continue
+    pod2html --infile="$f" --outfile="$work/pod/$(echo "${f%.pm}" | tr / _).html" --quiet \
+        --cachedir="$work/pod-cache" 2> /dev/null || true
+done)
+cleaned "$work/pod" "$work/pod-score" '//ul[@id="index"]'
+score pod2html "$work/pod" "//body" "$work/pod-score"

@@ -1421,7 +1421,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 && tree.tag(i as u32) == Some(Tag::P)
                 && anchors[i] >= 2
                 && links_and_separators(tree, i as u32, &in_link)
-                && section_list(tree, i as u32))
+                && listed_after_heading(tree, i as u32, &in_link))
             && !in_section_list[i]
             // A paragraph of one link and words of its own is a sentence ("Reference:
             // <a>…</a>", "Use <a>g_mutex_init()</a>", "a <a>GArray</a>"), not a menu; not
@@ -2300,6 +2300,24 @@ fn preamble_of(tree: &Tree, cur: u32, best: u32, removed: &[bool], lead: &Lead) 
 /// and not a table of contents.
 fn section_list(tree: &Tree, n: u32) -> bool {
     after_heading(tree, n) && !local_toc(tree, n)
+}
+
+/// Whether paragraph `n` is a [`section_list`], or follows one or more paragraphs that are
+/// lists written as sentences ([`link_items`]) right after a heading: pod2html's SEE ALSO,
+/// `<p><a>Net::Cmd</a>, <a>IO::Socket::SSL</a>;</p><p><a>ftp(1)</a>, <a>ftpd(8)</a>;</p>`,
+/// a paragraph per kind of reference.
+fn listed_after_heading(tree: &Tree, n: u32, in_link: &[bool]) -> bool {
+    let mut c = n;
+    for _ in 0..LINKS_PARAGRAPHS_MAX {
+        match previous(tree, c) {
+            Previous::Element(_, h) if heading_like(tree, h) => return !local_toc(tree, n),
+            Previous::Element(Tag::P, q) if matches!(link_items(tree, q, in_link), Some((k, true)) if k >= 1) => {
+                c = q
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The first two element children of `n` and how many there are; `None` when text

@@ -1699,6 +1699,44 @@ fn a_see_also_sentence_of_links_is_kept() {
     assert!(m.contains("See also [`PyObject_GetItem()`]"), "{m}");
 }
 
+/// pod2html's SEE ALSO is a paragraph per kind of reference, each a list written as a
+/// sentence: the second and third were dropped as menus, only the first follows the
+/// heading. A run of such lists that does not start at a heading is still a menu.
+#[test]
+fn see_also_paragraphs_of_links_after_a_heading_are_kept() {
+    let page = |see_also: &str| {
+        format!(
+            "<html><body><ul id='index'><li><a href='#NAME'>NAME</a></li>\
+             <li><a href='#DESCRIPTION'>DESCRIPTION</a></li><li><a href='#SEE-ALSO'>SEE ALSO</a>\
+             </li></ul><h1 id='NAME'>NAME</h1><p>Net::FTP - FTP Client class</p>\
+             <h1 id='DESCRIPTION'>DESCRIPTION</h1>{}{see_also}<h1 id='AUTHOR'>AUTHOR</h1>\
+             <p>Graham Barr.</p></body></html>",
+            para(
+                "Net::FTP is a class implementing a simple FTP client in Perl.",
+                8
+            )
+        )
+    };
+    let refs = "<p><a>Net::Netrc</a>, <a>Net::Cmd</a>;</p>\
+                <p><a href='http://man.he.net/man1/ftp'>ftp(1)</a>, \
+                <a href='http://man.he.net/man8/ftpd'>ftpd(8)</a>;</p>\
+                <p><a href='https://www.ietf.org/rfc/rfc959.txt'>https://www.ietf.org/rfc/rfc959.txt</a>, \
+                <a href='https://www.ietf.org/rfc/rfc2428.txt'>https://www.ietf.org/rfc/rfc2428.txt</a>.</p>";
+    let m = md(&page(&format!("<h1 id='SEE-ALSO'>SEE ALSO</h1>{refs}")));
+    assert!(
+        m.contains(
+            "# SEE ALSO\n\nNet::Netrc, Net::Cmd;\n\n[ftp(1)](http://man.he.net/man1/ftp), \
+                    [ftpd(8)](http://man.he.net/man8/ftpd);\n\n\
+                    [https://www.ietf.org/rfc/rfc959.txt]("
+        ),
+        "{m}"
+    );
+    let m = md(&page(&format!(
+        "<p>Closing words of the description follow.</p>{refs}"
+    )));
+    assert!(!m.contains("ftpd(8)"), "{m}");
+}
+
 /// A manual page's "SEE ALSO" (asciidoc's git manuals, Erlang's): one link a line, or
 /// links and commas, in a paragraph wrapped in the section's body divs. Kept as the
 /// section's text however link-dense, as a list under its heading is; links only spaces
