@@ -1615,11 +1615,14 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         }
         // A page built from like sections (same tag as the child the prose chose and its
         // first class token, a class token shared with it or one ending alike; text
-        // rather than links): the sections belong together, so stay here. Not on product pages, whose description is the content and whose
-        // like sections beside it are shipping, returns and specification widgets.
-        if !by_share
-            && !product_page
-            && merge_siblings(tree, cur, best, &removed, &text, &link, &good)
+        // rather than links): the sections belong together, so stay here. When the child
+        // holds most of the content by itself, only siblings of its very class list count
+        // (pydoc's `table.section`s, a thread's `div.windowbg` posts, a story's
+        // `div.story-body-supplemental` parts), not a layout's shared `clearfix` or
+        // `row-fluid-wrapper`. Not on product pages, whose description is the content
+        // and whose like sections beside it are shipping, returns and specification
+        // widgets.
+        if !product_page && merge_siblings(tree, cur, best, &removed, &text, &link, &good, by_share)
         {
             break;
         }
@@ -2704,7 +2707,9 @@ fn br_divs(tree: &Tree) -> Vec<bool> {
 }
 
 /// Whether the siblings of `best` (children of `cur`) of its kind hold enough text of
-/// their own to be kept with it.
+/// their own to be kept with it; with `strict`, only siblings whose class list is the
+/// same as its own are of its kind.
+#[allow(clippy::too_many_arguments)]
 fn merge_siblings(
     tree: &Tree,
     cur: u32,
@@ -2713,8 +2718,10 @@ fn merge_siblings(
     text: &[u32],
     link: &[u32],
     good: &[f64],
+    strict: bool,
 ) -> bool {
     let kind = item_class(tree, best);
+    let class = |n: u32| tree.attrs(n).map(|a| a.class.trim()).unwrap_or("");
     if kind.is_empty() {
         return false;
     }
@@ -2728,9 +2735,13 @@ fn merge_siblings(
                 && tree.tag(s) == tag
                 && text[i] >= SIBLING_MIN
                 && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
-                && (item_class(tree, s) == kind
-                    || shares_class(tree, s, best)
-                    || same_kind_words(item_class(tree, s), kind))
+                && if strict {
+                    class(s) == class(best)
+                } else {
+                    item_class(tree, s) == kind
+                        || shares_class(tree, s, best)
+                        || same_kind_words(item_class(tree, s), kind)
+                }
         })
         .map(|s| good[s as usize])
         .sum();

@@ -1710,6 +1710,35 @@ fn like_sibling_sections_are_kept_together() {
     }
 }
 
+/// A page of like parts, one holding most of the text (a story in `div.story-part`s, a
+/// thread's posts, pydoc's `table.section`s): the descent by share entered the largest
+/// and dropped the rest. Parts with the same class list stay together; a block that
+/// shares only a layout class (`clearfix`) with it is not one of them.
+#[test]
+fn parts_of_one_class_list_stay_together_beside_a_larger_one() {
+    let page = |second: &str| {
+        format!(
+            "<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav>\
+             <div class='story'><div class='story-part clearfix'>{}{}{}{}{}{}</div>\
+             <div class='{second}'>{}{}</div></div></body></html>",
+            para("the story begins here"),
+            para("the story goes on"),
+            para("the story turns"),
+            para("the story grows"),
+            para("the story slows"),
+            para("the story nears its end"),
+            para("the second part of the story"),
+            para("the story ends"),
+        )
+    };
+    let m = md(&page("story-part clearfix"));
+    assert!(m.contains("the story begins here"), "{m}");
+    assert!(m.contains("the second part of the story"), "{m}");
+    let m = md(&page("info clearfix"));
+    assert!(m.contains("the story begins here"), "{m}");
+    assert!(!m.contains("the second part of the story"), "{m}");
+}
+
 #[test]
 fn a_prose_lead_before_the_chosen_content_is_kept() {
     let body = format!(
