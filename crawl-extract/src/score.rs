@@ -2603,9 +2603,33 @@ fn lists_after_prose(
         // the sections that follow (texi2any's `ul.section-toc`), unless the paragraph
         // announces it.
         *o = ptext[q] >= LIST_INTRO_MIN && own >= LIST_INTRO_MIN && !classed_toc(tree, i as u32)
-            || own > 0 && ends_with_colon(tree, prev);
+            || own > 0 && ends_with_colon(tree, prev)
+            || own > 0 && is_list && continued_after(tree, i as u32);
     }
     out
+}
+
+/// Whether the element after `n` (its next sibling but blank text) is a paragraph whose
+/// text opens with a lower-case letter: the sentence that led into `n` goes on after it
+/// ("Licensed under either of" a list of two licences "at your option.").
+fn continued_after(tree: &Tree, n: u32) -> bool {
+    let mut s = tree.nodes[n as usize].next_sibling;
+    while s != NONE && tree.text_of(s).is_some_and(|t| t.trim().is_empty()) {
+        s = tree.nodes[s as usize].next_sibling;
+    }
+    if s == NONE || tree.tag(s) != Some(Tag::P) {
+        return false;
+    }
+    let end = super::markdown::subtree_end(tree, s);
+    (s + 1..end)
+        .filter_map(|i| {
+            tree.text_of(i)
+                .map(str::trim_start)
+                .filter(|t| !t.is_empty())
+        })
+        .next()
+        .and_then(|t| t.chars().next())
+        .is_some_and(char::is_lowercase)
 }
 
 /// Whether `n` has the class word `toc` and its links all go to places on the page.

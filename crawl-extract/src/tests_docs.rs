@@ -312,6 +312,34 @@ fn a_chapter_title_above_its_table_of_contents_is_kept() {
     assert!(m.contains("Functions of mod29"), "{m}");
 }
 
+/// A list inside a sentence: the paragraph before it leads into it and the one after it
+/// goes on in lower case (a Rust crate's "Licensed under either of" two licence links
+/// "at your option.", gi-docgen's "`func` should use one of" two functions "to set a
+/// popup"). The list of links was dropped as a menu. A list after a paragraph that
+/// does not go on after it stays a menu.
+#[test]
+fn a_list_inside_a_sentence_is_kept() {
+    let page = |after: &str| {
+        format!(
+            "<html><body><nav><a href='/'>Home</a></nav><main><h1>rsa</h1>{}\
+             <h2 id='license'>License</h2><p>Licensed under either of</p><ul>\
+             <li><a href='http://www.apache.org/licenses/LICENSE-2.0'>Apache License, Version 2.0</a></li>\
+             <li><a href='http://opensource.org/licenses/MIT'>MIT license</a></li></ul>{after}\
+             <h3>Contribution</h3>{}</main></body></html>",
+            para("A portable RSA implementation in pure Rust.", 8),
+            para("Unless you explicitly state otherwise, contributions are dual licensed.", 2),
+        )
+    };
+    let m = md(&page("<p>at your option.</p>"));
+    assert!(
+        m.contains("Licensed under either of\n\n- [Apache License, Version 2.0](http://www.apache.org/licenses/LICENSE-2.0)\n\
+                    - [MIT license](http://opensource.org/licenses/MIT)\n\nat your option."),
+        "{m}"
+    );
+    let m = md(&page("<p>At your option.</p>"));
+    assert!(!m.contains("MIT license"), "{m}");
+}
+
 #[test]
 fn a_wrapped_list_of_links_announced_by_a_colon_is_kept() {
     // Sphinx wraps each toctree in `div.toctree-wrapper`; the second is introduced by a
