@@ -1409,6 +1409,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             // itself); not on an article, whose headings of one link are its site's
             // teasers ("Latest insights", a news list's headlines).
             && (article_page || !heading_wrapper(tree, i as u32))
+            // Nor, on any page, a heading beside its own permalink (Starlight's
+            // `div.sl-heading-wrapper > h2 + a[href="#id"]`): a section of the document,
+            // however its title links away; a teaser's headline has no anchor of its own.
+            && !permalinked_heading(tree, i as u32)
             // A list under its own heading is that section's text (Apache's "See also"
             // under each directive, a reference's list of types); not on an article,
             // whose headed link lists are its site's ("On this day", "Read next").
@@ -1518,6 +1522,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     if let Some(b) = article_body(tree, &removed, &good).filter(|_| !tree.facts.discussion) {
         return (Selection { root: b, removed }, forum_page);
     }
+    // The page's title stood alone beside the content on the way down, in a block of the
+    // content's very kind: it is attached as the title of a non-article page is.
+    let mut title_panel = false;
     loop {
         // A table with a header row is data: the unit, not a layout to enter (its rows
         // would come out as paragraphs).
@@ -1626,6 +1633,21 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         {
             break;
         }
+        // The page's title alone in a block of its own, of the very kind of the chosen
+        // child (Starlight's two `div.content-panel`s: the `<h1>`, then the body): noted,
+        // so that the title is attached to the content below. A headline's block that
+        // holds a byline or a standfirst too is an article's, which stands apart from its
+        // body.
+        title_panel |= kept_h1[cur as usize]
+            && !kept_h1[best as usize]
+            && tree.children(cur).any(|s| {
+                s != best
+                    && !removed[s as usize]
+                    && kept_h1[s as usize]
+                    && tree.tag(s) == tree.tag(best)
+                    && same_class_list(tree, s, best)
+                    && title_only(tree, s, &text)
+            });
         // The page's title sits here beside the chosen child, itself a titled section or
         // a table (a documentation page: the `<h1>`, its introduction, then sections or
         // the table the title names): stay, or the title, the introduction and the other
@@ -1750,7 +1772,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // A page whose `<h1>`s all say the same has one title (a top bar's copy of it above
     // the content's own: Erlang/OTP's reference pages).
     let one_title = page_h1s == 1 || (2..=3).contains(&page_h1s) && same_titles(tree, &title);
-    let titled = (one_title || top.is_some()) && !article_page;
+    let titled = (one_title || top.is_some()) && (!article_page || title_panel);
     // A lead beside the content in the block that holds the title too (a reference page's
     // description between its `<h1>` and its exports): the title decides what is kept
     // there, or widening to the lead would drop the title and the sections around it.
@@ -2411,6 +2433,39 @@ fn heading_wrapper(tree: &Tree, mut n: u32) -> bool {
     false
 }
 
+/// Whether `n` is a `div` holding a heading and, beside it, only links to the heading's
+/// own id (its permalinks).
+fn permalinked_heading(tree: &Tree, n: u32) -> bool {
+    if tree.tag(n) != Some(Tag::Div) {
+        return false;
+    }
+    let mut heading = None;
+    let mut anchors = Vec::new();
+    for c in tree.children(n) {
+        match tree.tag(c) {
+            Some(t) if t.is_heading() && heading.is_none() => heading = Some(c),
+            Some(Tag::A) => anchors.push(c),
+            Some(_) => return false,
+            None if tree.text_of(c).is_some_and(|t| !t.trim().is_empty()) => return false,
+            None => {}
+        }
+    }
+    let Some(id) = heading
+        .and_then(|h| tree.attrs(h))
+        .map(|a| &a.id[..])
+        .filter(|id| !id.is_empty())
+    else {
+        return false;
+    };
+    !anchors.is_empty()
+        && anchors.iter().all(|&a| {
+            tree.attrs(a)
+                .and_then(|x| x.href.as_deref())
+                .and_then(|h| h.strip_prefix('#'))
+                .is_some_and(|f| f == id)
+        })
+}
+
 /// Whether `n` is a heading: a heading element, or one that says it is by its ARIA role
 /// (Sphinx's toctree caption, `<p class="caption" role="heading">`).
 fn heading_like(tree: &Tree, n: u32) -> bool {
@@ -2745,7 +2800,6 @@ fn merge_siblings(
     strict: bool,
 ) -> bool {
     let kind = item_class(tree, best);
-    let class = |n: u32| tree.attrs(n).map(|a| a.class.trim()).unwrap_or("");
     if kind.is_empty() {
         return false;
     }
@@ -2760,7 +2814,7 @@ fn merge_siblings(
                 && text[i] >= SIBLING_MIN
                 && f64::from(link[i]) < SIBLING_LINK_SHARE * f64::from(text[i])
                 && if strict {
-                    class(s) == class(best)
+                    same_class_list(tree, s, best)
                 } else {
                     item_class(tree, s) == kind
                         || shares_class(tree, s, best)
@@ -2770,6 +2824,20 @@ fn merge_siblings(
         .map(|s| good[s as usize])
         .sum();
     like >= SIBLING_SHARE * good[best as usize]
+}
+
+/// Whether all the text of `n` is its first `<h1>`'s (a title block, no byline or lead).
+fn title_only(tree: &Tree, n: u32, text: &[u32]) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    (n + 1..end)
+        .find(|&i| tree.tag(i) == Some(Tag::H1))
+        .is_some_and(|h| text[h as usize] == text[n as usize])
+}
+
+/// Whether `a` and `b` have the same class list, and one.
+fn same_class_list(tree: &Tree, a: u32, b: u32) -> bool {
+    let class = |n: u32| tree.attrs(n).map(|x| x.class.trim()).unwrap_or("");
+    !class(a).is_empty() && class(a) == class(b)
 }
 
 /// Whether two class tokens of three words or more end in the same two

@@ -317,6 +317,69 @@ fn a_chapter_title_above_its_table_of_contents_is_kept() {
 /// "at your option.", gi-docgen's "`func` should use one of" two functions "to set a
 /// popup"). The list of links was dropped as a menu. A list after a paragraph that
 /// does not go on after it stays a menu.
+/// A Starlight page: the `<h1>` alone in one `div.content-panel`, the body in the next
+/// one of the same class list; each section heading in a `div.sl-heading-wrapper` beside
+/// its permalink. Its `og:type` is `article`, so the page reads as one: the title was
+/// dropped with its panel, and a heading that is a link ("Documentation", linking to
+/// the book) went with its wrapper as a teaser.
+#[test]
+fn a_title_panel_and_permalinked_headings_are_kept() {
+    let section = |id: &str, title: &str, body: &str| {
+        format!(
+            "<div class='sl-heading-wrapper level-h2'><h2 id='{id}'>{title}</h2>\
+             <a class='sl-anchor-link' href='#{id}'><span aria-hidden='true'>#</span>\
+             <span class='sr-only'>Section titled {id}</span></a></div>{body}"
+        )
+    };
+    let page = |title_panel: &str| {
+        format!(
+            "<html><head><meta property='og:type' content='article'></head><body><header>\
+             <a href='/'>My Docs</a></header><nav class='sidebar'><ul>\
+             <li><a href='/a/'>Alpha</a></li><li><a href='/b/'>Beta</a></li></ul></nav>\
+             <main><div class='content-panel astro-a7po'>{title_panel}</div>\
+             <div class='content-panel astro-a7po'><div class='sl-markdown-content'>{}{}{}\
+             </div><footer><a href='/a/' rel='prev'>Previous Alpha</a></footer></div></main>\
+             </body></html>",
+            para(
+                "Rust macro to implement the builder pattern for arbitrary structs.",
+                6
+            ),
+            section(
+                "how-it-works",
+                "How it Works",
+                &para("The macro writes a builder.", 6)
+            ),
+            section(
+                "documentation",
+                "<a href='https://example.org/book'>Documentation</a>",
+                &para("Detailed explanation of all features.", 2)
+            ),
+        )
+    };
+    let m = md(&page(
+        "<div class='sl-container'><h1 id='_top'>Builder Pattern Derive</h1></div>",
+    ));
+    assert!(
+        m.starts_with("# Builder Pattern Derive\n\nRust macro"),
+        "{m}"
+    );
+    assert!(
+        m.contains("## [Documentation](https://example.org/book)\n\nDetailed explanation"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("Section titled") && !m.contains("Previous Alpha"),
+        "{m}"
+    );
+    // A headline's block with a byline beside the title stands apart from the body, as
+    // an article's does.
+    let m = md(&page(
+        "<div class='sl-container'><h1 id='_top'>Builder Pattern Derive</h1>\
+         <p>By Jane Doe, 3 May</p></div>",
+    ));
+    assert!(!m.contains("Jane Doe"), "{m}");
+}
+
 #[test]
 fn a_list_inside_a_sentence_is_kept() {
     let page = |after: &str| {
