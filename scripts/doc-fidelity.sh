@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on forty-six real documentation sites (thirty-two generators), from Debian's
-# packages and, for five, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty real documentation sites (thirty-six generators), from Debian's
+# packages and, for nine, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -9,7 +9,8 @@
 #             qtbase5-doc-html sqlite3-doc golang-1.19-doc libghc-cpphs-doc libcalendar-ocaml-doc \
 #             racket-doc libboost1.81-doc tcl8.6-doc mandoc scala-doc libstdc++-12-doc \
 #             vim-doc r-doc-html linux-doc pandoc libcurl4-doc git-doc debian-handbook \
-#             postgresql-doc-15 kicad-doc-en zsh-doc debian-reference-en doxygen-doc &&
+#             postgresql-doc-15 kicad-doc-en zsh-doc debian-reference-en doxygen-doc \
+#             jekyll jekyll-theme-minima &&
 #             apt-get install -y --no-install-recommends r-base-core
 #         (libgtk-4-doc to ruby3.1 for the five generators measured in session 16: gi-docgen,
 #         gtk-doc, Sphinx with the pydata theme, erl_docgen, and RDoc's darkfish pages, which
@@ -439,3 +440,26 @@ privlib=$(perl -MConfig -e 'print $Config{privlib}')
 done)
 cleaned "$work/pod" "$work/pod-score" '//ul[@id="index"]'
 score pod2html "$work/pod" "//body" "$work/pod-score"
+
+# Session 31's site generators of one markdown source each: the README.md files of 72 pinned
+# npm packages (scripts/js-doc-sites.sh fetches and sanitizes them once, with Node 22 from the
+# npm registry) built by Docusaurus 3.10.2, VitePress 1.6.4 and Astro Starlight 0.42.9, and by
+# Jekyll 4.3 with its default theme, minima (Debian's `jekyll jekyll-theme-minima`; a front
+# matter title from the first heading, as GitHub Pages sites have).
+case " ${ONLY:-docusaurus} " in *" docusaurus "*|*" vitepress "*|*" starlight "*|*" jekyll-minima "*)
+    bash "$root/scripts/js-doc-sites.sh" "$work" > "$work/js-doc-sites.out" 2>&1 ||
+        { tail -20 "$work/js-doc-sites.out" >&2; exit 1; }
+    jk=$work/jekyll-site
+    rm -rf "$jk"; mkdir -p "$jk/docs"
+    printf 'title: Docs\ntheme: minima\nmarkdown: kramdown\nkramdown:\n  input: GFM\n' > "$jk/_config.yml"
+    for f in "$work"/js-sites/content/*.md; do
+        t=$(grep -m1 '^# ' "$f" | sed -e 's/^# //' -e 's/\\/\\\\/g' -e 's/"/\\"/g')
+        { printf -- '---\nlayout: page\ntitle: "%s"\n---\n\n' "$t"; cat "$f"; } > "$jk/docs/$(basename "$f")"
+    done
+    (cd "$jk" && jekyll build -q -d "$jk/out" > "$jk.log" 2>&1)
+    flatten "$jk/out/docs" "$work/jekyll";;
+esac
+score docusaurus "$work/docusaurus" "//div[contains(concat(' ',normalize-space(@class),' '),' theme-doc-markdown ')]"
+score vitepress "$work/vitepress" "//div[contains(concat(' ',normalize-space(@class),' '),' vp-doc ')]"
+score starlight "$work/starlight" "//main"
+score jekyll-minima "$work/jekyll" "//article"
