@@ -965,6 +965,68 @@ fn emptied_disclosures(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
     }
 }
 
+/// What a heading over a table of contents says.
+const TOC_LABELS: [&str; 6] = [
+    "contents",
+    "table of contents",
+    "toc",
+    "on this page",
+    "in this article",
+    "in this section",
+];
+
+/// Marks as removed the headings that name a table of contents ([`TOC_LABELS`]) whose
+/// contents went, all of them, up to the next heading: a README's "## Table of Contents"
+/// over its list of the page's anchors, which is dropped as a menu, left a title over
+/// nothing. The heading's wrapper (a `div` of the heading and its permalink) goes with it.
+fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
+    for i in 1..tree.nodes.len() {
+        let h = i as u32;
+        if removed[i] || raw[i] == 0 || !tree.tag(h).is_some_and(Tag::is_heading) {
+            continue;
+        }
+        let end = super::markdown::subtree_end(tree, h);
+        let mut label = String::new();
+        for t in (h + 1..end).filter_map(|j| tree.text_of(j)) {
+            label.push(' ');
+            label.push_str(t);
+            if label.len() > 40 {
+                break;
+            }
+        }
+        let words: Vec<String> = label
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        if !TOC_LABELS.contains(&words.join(" ").as_str()) {
+            continue;
+        }
+        let p = tree.nodes[i].parent;
+        let x = if permalinked_heading(tree, p) || heading_wrapper(tree, p) {
+            p
+        } else {
+            h
+        };
+        let mut went = false;
+        let mut s = tree.nodes[x as usize].next_sibling;
+        while s != NONE {
+            if raw[s as usize] > 0 {
+                if heading_like(tree, s) || starts_with_heading(tree, s) {
+                    break;
+                }
+                if !all_removed(tree, s, raw, removed) {
+                    went = false;
+                    break;
+                }
+                went = true;
+            }
+            s = tree.nodes[s as usize].next_sibling;
+        }
+        removed[x as usize] |= went;
+    }
+}
+
 /// Whether every text under `n` lies in a removed block.
 fn all_removed(tree: &Tree, n: u32, raw: &[u32], removed: &[bool]) -> bool {
     if removed[n as usize] {
@@ -1455,6 +1517,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         in_kept_list[i] = in_kept_list[p] || is_list && !removed[i] && text[i] > 0;
     }
     emptied_disclosures(tree, &raw, &mut removed);
+    emptied_toc_headings(tree, &raw, &mut removed);
     // Recompute totals after link-dense removal.
     let mut good = vec![0f64; len];
     let mut kept_p = vec![0f64; len];

@@ -380,6 +380,43 @@ fn a_title_panel_and_permalinked_headings_are_kept() {
     assert!(!m.contains("Jane Doe"), "{m}");
 }
 
+/// A README's "## Table of Contents" over a list of the page's own anchors: the list is
+/// dropped as a menu, and its heading went on standing over nothing. A "Contents" heading
+/// over text stays.
+#[test]
+fn a_table_of_contents_heading_goes_with_its_list() {
+    let page = |toc: &str| {
+        format!(
+            "<html><body><main><h1>zod</h1>{}<h2 id='table-of-contents'>Table of Contents\
+             <a class='header-anchor' href='#table-of-contents'>#</a></h2>{toc}\
+             <h2 id='install'>Install</h2>{}<h2 id='usage'>Usage</h2>{}</main></body></html>",
+            para(
+                "TypeScript-first schema validation with static type inference.",
+                6
+            ),
+            para(
+                "Install the package with your package manager of choice.",
+                4
+            ),
+            para("Create a schema and parse the data against it.", 4),
+        )
+    };
+    let m = md(&page(
+        "<ul><li><a href='#install'>Install</a></li><li><a href='#usage'>Usage</a></li>\
+         <li><a href='#api'>API</a><ul><li><a href='#strings'>Strings</a></li></ul></li></ul>",
+    ));
+    assert!(!m.contains("Table of Contents"), "{m}");
+    assert!(m.contains("## Install\n\nInstall the package"), "{m}");
+    let m = md(&page(&para(
+        "The sections below cover installing and using it.",
+        2,
+    )));
+    assert!(
+        m.contains("## Table of Contents\n\nThe sections below"),
+        "{m}"
+    );
+}
+
 #[test]
 fn a_list_inside_a_sentence_is_kept() {
     let page = |after: &str| {
