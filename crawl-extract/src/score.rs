@@ -1701,8 +1701,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // so that the title is attached to the content below. A headline's block that
         // holds a byline or a standfirst too is an article's, which stands apart from its
         // body.
-        title_panel |= kept_h1[cur as usize]
-            && !kept_h1[best as usize]
+        let panel = kept_h1[cur as usize]
             && tree.children(cur).any(|s| {
                 s != best
                     && !removed[s as usize]
@@ -1711,6 +1710,12 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                     && same_class_list(tree, s, best)
                     && title_only(tree, s, &text)
             });
+        // When the chosen child has `<h1>`s of its own (a README whose sections are `#`),
+        // the title is not the page's one: the two panels are the page, so stay.
+        if panel && kept_h1[best as usize] {
+            break;
+        }
+        title_panel |= panel;
         // The page's title sits here beside the chosen child, itself a titled section or
         // a table (a documentation page: the `<h1>`, its introduction, then sections or
         // the table the title names): stay, or the title, the introduction and the other

@@ -371,6 +371,19 @@ fn a_title_panel_and_permalinked_headings_are_kept() {
         !m.contains("Section titled") && !m.contains("Previous Alpha"),
         "{m}"
     );
+    // A README whose sections are `#`s: the body holds `<h1>`s of its own, and the title
+    // panel stays with it all the same.
+    let m = md(
+        &page("<div class='sl-container'><h1 id='_top'>Builder Pattern Derive</h1></div>").replace(
+            "<h2 id='how-it-works'>How it Works</h2>",
+            "<h1 id='how-it-works'>How it Works</h1>",
+        ),
+    );
+    assert!(
+        m.starts_with("# Builder Pattern Derive\n\nRust macro"),
+        "{m}"
+    );
+    assert!(m.contains("# How it Works\n"), "{m}");
     // A headline's block with a byline beside the title stands apart from the body, as
     // an article's does.
     let m = md(&page(
