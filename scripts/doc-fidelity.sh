@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty real documentation sites (thirty-six generators), from Debian's
-# packages and, for nine, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-one real documentation sites (thirty-seven generators), from Debian's
+# packages and, for ten, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -463,3 +463,17 @@ score docusaurus "$work/docusaurus" "//div[contains(concat(' ',normalize-space(@
 score vitepress "$work/vitepress" "//div[contains(concat(' ',normalize-space(@class),' '),' vp-doc ')]"
 score starlight "$work/starlight" "//main"
 score jekyll-minima "$work/jekyll" "//article"
+
+# Session 31's pdoc 16 (PyPI): twenty standard-library modules' API pages, each with its
+# module's source behind a "View Source" toggle; built once in a venv of its own.
+pv=$work/pdoc-venv
+if [ ! -x "$pv/bin/pdoc" ]; then
+    python3 -m venv "$pv" && "$pv/bin/pip" install -q pdoc==16.0.0
+fi
+rm -rf "$work/pdoc-site"
+"$pv/bin/pdoc" -o "$work/pdoc-site" json argparse pathlib textwrap shutil csv logging dataclasses \
+    enum functools itertools collections heapq statistics fractions decimal difflib string re \
+    > "$work/pdoc.log" 2>&1
+flatten "$work/pdoc-site" "$work/pdoc"
+rm -f "$work/pdoc/index.html"
+score pdoc "$work/pdoc" "//main"

@@ -1663,9 +1663,12 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // listing and little else drops the words that name and explain it (RDoc's
         // method details: the name, a sentence, then the source, which outweighs them).
         // A post of many listings and paragraphs is entered as usual, and so is a block
-        // holding the page's title.
+        // holding the page's title, unless the prose beside it would go (pdoc's module
+        // page: the title over the module's whole source, then a section of prose for
+        // each function).
         if listings[best as usize] == 1
-            && !kept_h1[best as usize]
+            && (!kept_h1[best as usize]
+                || kept_p[cur as usize] - kept_p[best as usize] >= PROSE_MIN)
             && code[best as usize] >= LISTING_SHARE * good[best as usize]
             && good[cur as usize] > good[best as usize]
         {

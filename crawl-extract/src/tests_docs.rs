@@ -430,6 +430,53 @@ fn a_table_of_contents_heading_goes_with_its_list() {
     );
 }
 
+/// pdoc's module page: the title over the module's whole source (shown by a "View Source"
+/// toggle), then a section for each function, its signature's source and its docstring.
+/// The module's source outweighs the rest, and the descent took it alone: every
+/// function's documentation went.
+#[test]
+fn a_titled_listing_beside_sections_of_prose_keeps_them() {
+    let source: String = (0..400)
+        .map(|i| format!("def helper_{i}(value):\n    return value + {i}\n"))
+        .collect();
+    let function = |name: &str, doc: &str| {
+        format!(
+            "<section id='{name}'><input id='{name}-view-source' class='view-source-toggle-state' \
+             type='checkbox'><label class='view-source-button' for='{name}-view-source'>View \
+             Source</label><div class='attr function'><span class='def'>def</span> \
+             <span class='name'>{name}</span>(obj):</div><div class='pdoc-code codehilite'>\
+             <pre><span></span><code>def {name}(obj):\n    return obj\n</code></pre></div>\
+             <div class='docstring'>{}</div></section>",
+            para(doc, 4)
+        )
+    };
+    let html = format!(
+        "<html><body><nav class='pdoc'><a href='index.html'>Module index</a></nav>\
+         <main class='pdoc'><section class='module-info'><h1 class='modulename'>dataclasses\
+         </h1><input id='mod-view-source' class='view-source-toggle-state' type='checkbox'>\
+         <label class='view-source-button' for='mod-view-source'>View Source</label>\
+         <div class='pdoc-code codehilite'><pre><span></span><code>{source}</code></pre></div>\
+         </section>{}{}{}</main></body></html>",
+        function(
+            "fields",
+            "Return a tuple describing the fields of this dataclass."
+        ),
+        function(
+            "asdict",
+            "Return the fields of a dataclass instance as a new dictionary."
+        ),
+        function(
+            "replace",
+            "Return a new object replacing specified fields with new values."
+        ),
+    );
+    let m = md(&html);
+    assert!(m.starts_with("# dataclasses"), "{m}");
+    assert!(m.contains("def helper_399(value):"), "{m}");
+    assert!(m.contains("Return a tuple describing the fields"), "{m}");
+    assert!(m.contains("Return a new object replacing"), "{m}");
+}
+
 #[test]
 fn a_list_inside_a_sentence_is_kept() {
     let page = |after: &str| {
