@@ -755,26 +755,25 @@ impl<'t> Md<'t> {
             } else {
                 self.out.push_str(&self.prefix);
             }
-        } else if std::mem::take(&mut self.cell_break) && !self.just_opened() {
-            // The break owed by a block boundary in a table cell: none at the cell's
-            // start, after a break, or right after a link's `[`.
+        } else {
+            // The break owed by a block boundary in a table cell, then its space: none at
+            // the cell's start, after a break, or right after a link's `[`.
             let t = self.out.trim_end().len();
-            if t > 0 && !self.out[..t].ends_with("<br>") {
+            if self.cell_break && t > 0 && !self.out[..t].ends_with("<br>") && !self.just_opened() {
                 self.out.truncate(t);
-                self.out.push_str("<br> ");
-            } else if self.pending_space && t > 0 && !self.out.ends_with(' ') {
+                self.out.push_str("<br>");
+            }
+            if self.pending_space
+                && !self.just_opened()
+                && !self.out.ends_with([' ', '\n'])
+                && !self.out.is_empty()
+            {
+                // Never right after a link's `[` or a `<sup>`: their leading space goes
+                // before them. Nor after a space (a marker's, or one written before a link
+                // that came out empty: `<a>&nbsp;</a>` four times made a code block's
+                // indentation at a line's start).
                 self.out.push(' ');
             }
-        } else if self.pending_space
-            && !self.just_opened()
-            && !self.out.ends_with([' ', '\n'])
-            && !self.out.is_empty()
-        {
-            // Never right after a link's `[` or a `<sup>`: their leading space goes
-            // before them. Nor after a space (a marker's, or one written before a link
-            // that came out empty: `<a>&nbsp;</a>` four times made a code block's
-            // indentation at a line's start).
-            self.out.push(' ');
         }
         self.pending_space = false;
         self.cell_break = false;
@@ -1273,11 +1272,9 @@ impl<'t> Md<'t> {
                 self.lists
                     .push((tag == Tag::Ol, first.unwrap_or(1), n, false));
             }
-            Tag::Li if self.inline_only => {
-                // A list in a table cell: its items joined with `<br>`.
-                self.cell_break = true;
-                self.pending_space = true;
-            }
+            // A list in a table cell: its items joined with `<br>`, as the cell's other
+            // blocks are.
+            Tag::Li if self.inline_only => self.block(1),
             Tag::Li => {
                 // After a paragraph written straight inside the list (SQLite's release
                 // notes: `<ol><p><b>Fixes:</b><li>…`), a blank line: an item numbered

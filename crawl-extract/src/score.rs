@@ -975,6 +975,9 @@ const TOC_LABELS: [&str; 6] = [
     "in this section",
 ];
 
+/// Text (non-space bytes) above which a heading is no [`TOC_LABELS`] label.
+const TOC_LABEL_MAX: u32 = 48;
+
 /// Marks as removed the headings that name a table of contents ([`TOC_LABELS`]) whose
 /// contents went, all of them, up to the next heading: a README's "## Table of Contents"
 /// over its list of the page's anchors, which is dropped as a menu, left a title over
@@ -982,18 +985,16 @@ const TOC_LABELS: [&str; 6] = [
 fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
     for i in 1..tree.nodes.len() {
         let h = i as u32;
-        if removed[i] || raw[i] == 0 || !tree.tag(h).is_some_and(Tag::is_heading) {
+        // A label is short: the longest, a permalink's mark beside it, is some twenty
+        // bytes; longer headings are not read.
+        if removed[i]
+            || raw[i] == 0
+            || raw[i] > TOC_LABEL_MAX
+            || !tree.tag(h).is_some_and(Tag::is_heading)
+        {
             continue;
         }
-        let end = super::markdown::subtree_end(tree, h);
-        let mut label = String::new();
-        for t in (h + 1..end).filter_map(|j| tree.text_of(j)) {
-            label.push(' ');
-            label.push_str(t);
-            if label.len() > 40 {
-                break;
-            }
-        }
+        let label = heading_text(tree, h, 40);
         let words: Vec<String> = label
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -1039,6 +1040,21 @@ fn all_removed(tree: &Tree, n: u32, raw: &[u32], removed: &[bool]) -> bool {
         .all(|c| raw[c as usize] == 0 || all_removed(tree, c, raw, removed))
 }
 
+/// The text of `h`'s descendants, a space before each text node, until it reaches `max`
+/// bytes.
+fn heading_text(tree: &Tree, h: u32, max: usize) -> String {
+    let end = super::markdown::subtree_end(tree, h);
+    let mut text = String::new();
+    for t in (h + 1..end).filter_map(|i| tree.text_of(i)) {
+        if text.len() >= max {
+            break;
+        }
+        text.push(' ');
+        text.push_str(t);
+    }
+    text
+}
+
 /// The first heading among the first `scan` descendants of `n`.
 fn first_heading(tree: &Tree, n: u32, scan: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
@@ -1050,19 +1066,10 @@ fn first_heading(tree: &Tree, n: u32, scan: u32) -> Option<u32> {
 /// Whether `id` spells the text of the first heading near the start of `n` (its words,
 /// case and separators aside; a trailing number is allowed, as in `comments-1`).
 fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
-    let len = tree.nodes.len() as u32;
     // The heading near its start, or else the element's own text (Apache's
     // `<span id="CookieName">CookieName</span>`).
     let h = first_heading(tree, n, ID_TITLE_SCAN).unwrap_or(n);
-    let mut text = String::new();
-    let mut i = h + 1;
-    while i < len && is_descendant(tree, i, h) && text.len() < 200 {
-        if let Some(t) = tree.text_of(i) {
-            text.push(' ');
-            text.push_str(t);
-        }
-        i += 1;
-    }
+    let text = heading_text(tree, h, 200);
     // A section number before the title ("2.3. Python-related paths") is not in the id.
     let numeral = |w: &&str| w.bytes().all(|b| b.is_ascii_digit());
     let heading: Vec<&str> = text
@@ -2510,31 +2517,32 @@ fn permalinked_heading(tree: &Tree, n: u32) -> bool {
     if tree.tag(n) != Some(Tag::Div) {
         return false;
     }
-    let mut heading = None;
-    let mut anchors = Vec::new();
+    let Some(h) = tree
+        .children(n)
+        .find(|&c| tree.tag(c).is_some_and(Tag::is_heading))
+    else {
+        return false;
+    };
+    let Some(id) = tree.attrs(h).map(|a| &a.id[..]).filter(|id| !id.is_empty()) else {
+        return false;
+    };
+    let permalink = |a: u32| {
+        tree.attrs(a)
+            .and_then(|x| x.href.as_deref())
+            .and_then(|r| r.strip_prefix('#'))
+            .is_some_and(|f| f == id)
+    };
+    let mut anchors = 0;
     for c in tree.children(n) {
         match tree.tag(c) {
-            Some(t) if t.is_heading() && heading.is_none() => heading = Some(c),
-            Some(Tag::A) => anchors.push(c),
+            _ if c == h => {}
+            Some(Tag::A) if permalink(c) => anchors += 1,
             Some(_) => return false,
             None if tree.text_of(c).is_some_and(|t| !t.trim().is_empty()) => return false,
             None => {}
         }
     }
-    let Some(id) = heading
-        .and_then(|h| tree.attrs(h))
-        .map(|a| &a.id[..])
-        .filter(|id| !id.is_empty())
-    else {
-        return false;
-    };
-    !anchors.is_empty()
-        && anchors.iter().all(|&a| {
-            tree.attrs(a)
-                .and_then(|x| x.href.as_deref())
-                .and_then(|h| h.strip_prefix('#'))
-                .is_some_and(|f| f == id)
-        })
+    anchors > 0
 }
 
 /// Whether `n` is a heading: a heading element, or one that says it is by its ARIA role
