@@ -584,6 +584,7 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
             0 => {}
             _ if id_from_heading(tree, n, tok) => {}
             _ if extends_ancestor_id(tree, n, tok) => {}
+            _ if one_of_a_series(tree, n, tok) => {}
             h => return h,
         }
     }
@@ -624,6 +625,42 @@ fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
         p = tree.nodes[p as usize].parent;
     }
     false
+}
+
+/// Whether `n`, a section under its own heading, has an id `tok` of a series its like
+/// siblings share: their ids open with the same word as its own (PostgreSQL's
+/// `SQL-FOR-UPDATE-SHARE` among `SQL-WITH`, `SQL-FROM`, ... for the sections of one
+/// statement's page, all `div.refsect2`) and name no chrome. The word read as chrome then
+/// names the section's subject in the series' scheme, not the block's role. Siblings count
+/// when they have the same tag and class list.
+fn one_of_a_series(tree: &Tree, n: u32, tok: &str) -> bool {
+    let Some(sep) = tok.find(['-', '_', '.', ':']) else {
+        return false;
+    };
+    let prefix = &tok[..=sep];
+    if sep == 0 || token_hint(&tok[..sep]) != 0 {
+        return false;
+    }
+    if first_heading(tree, n, ID_HEADING_SCAN).is_none() {
+        return false;
+    }
+    let parent = tree.nodes[n as usize].parent;
+    if parent == NONE {
+        return false;
+    }
+    let tag = tree.tag(n);
+    tree.children(parent).any(|s| {
+        s != n
+            && tree.tag(s) == tag
+            && same_class_list(tree, s, n)
+            && tree.attrs(s).is_some_and(|a| {
+                a.id.split_ascii_whitespace().any(|id| {
+                    id.len() > prefix.len()
+                        && id.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+                        && token_hint(id) == 0
+                })
+            })
+    })
 }
 
 /// Whether class token `tok` names a poster's rank: `usertitle`, `userTitle`,

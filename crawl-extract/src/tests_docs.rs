@@ -3477,6 +3477,45 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// A section under its own heading whose id opens with the word its like siblings' ids open
+/// with is one of a series, whatever word follows (PostgreSQL's `SQL-FOR-UPDATE-SHARE`, "The
+/// Locking Clause", among `SQL-WITH`, `SQL-FROM`, all `div.refsect2`; Django's
+/// `module-django.db.models.fields.related` among its other `module-` sections). A sharing
+/// box whose id shares the first word of no like sibling, or whose first word is chrome
+/// itself, is still chrome.
+#[test]
+fn a_section_id_of_its_siblings_series_is_its_subject() {
+    let words = |w: &str| para(w, 3);
+    let html = format!(
+        "<body><div class='refentry' id='SQL-SELECT'><h2>SELECT</h2>\
+         <div class='refsect2' id='SQL-WITH'><h3>WITH Clause</h3>{}</div>\
+         <div class='refsect2' id='SQL-FOR-UPDATE-SHARE'><h3>The Locking Clause</h3>{}</div>\
+         <div class='refsect2' id='SQL-TABLE'><h3>TABLE Command</h3>{}</div>\
+         <div class='box' id='post-share'><h3>Tell your friends</h3><p>Post this page to \
+         your timeline and let your friends know what you are reading today.</p></div>\
+         <div class='refsect2' id='share-sql-select'><h3>Spread the word</h3><p>Send this \
+         page to a colleague who writes queries by hand every day.</p></div>\
+         </div></body>",
+        words("The WITH clause allows you to specify one or more subqueries that can be referenced by name in the primary query."),
+        words("Locking clauses affect how SELECT locks rows as they are obtained from the table, waiting for other transactions."),
+        words("The command TABLE name is equivalent to SELECT * FROM name and can be used as a top-level command."),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("### The Locking Clause\n\nLocking clauses affect"),
+        "{m}"
+    );
+    assert!(m.contains("### TABLE Command"), "{m}");
+    assert!(
+        !m.contains("Tell your friends") && !m.contains("timeline"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("Spread the word") && !m.contains("colleague"),
+        "{m}"
+    );
+}
+
 /// An id built from its section's heading counts as the section's subject even when a
 /// navigation bar opens the section before its heading (texi2any writes `table.header`,
 /// some seventy nodes, at the top of each section: zsh's "Menu selection", R's
