@@ -1114,7 +1114,10 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
         .filter(|w| !w.is_empty())
         .skip_while(numeral)
         .collect();
-    let ids: Vec<&str> = id
+    // A signature's parameters are not its name (Javadoc's
+    // `overlay(java.lang.String,java.lang.String,int,int)` under the heading "overlay").
+    let name = id.split('(').next().unwrap_or(id);
+    let ids: Vec<&str> = name
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();

@@ -3477,6 +3477,37 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// A method's id is its name and then its parameters (Javadoc:
+/// `overlay(java.lang.String,java.lang.String,int,int)` under the heading "overlay"): the
+/// name spells the heading, so the word read as chrome names the method. An overlay whose
+/// id spells no heading is still chrome.
+#[test]
+fn a_method_id_with_its_parameters_is_its_subject() {
+    let method = |name: &str, params: &str, text: &str| {
+        format!(
+            "<li><section class='detail' id='{name}({params})'><h3>{name}</h3>\
+             <div class='member-signature'>public static String {name}(String str)</div>\
+             <div class='block'><p>{text}</p></div></section></li>"
+        )
+    };
+    let html = format!(
+        "<body><main><section class='method-details' id='method-detail'><h2>Method Details</h2>\
+         <ul class='member-list'>{}{}{}</ul></section>\
+         <div id='overlay(1)'><h3>Join the mailing list</h3><p>Sign up to hear about new \
+         releases of the library before anyone else does, every month.</p></div></main></body>",
+        method("normalizeSpace", "java.lang.String", &"Removes leading and trailing whitespace and then collapses runs of whitespace into one space. ".repeat(3)),
+        method("overlay", "java.lang.String,java.lang.String,int,int", &"Overlays part of a String with another String, from the start index to the end index. ".repeat(3)),
+        method("prependIfMissing", "java.lang.String,java.lang.CharSequence", &"Prepends the prefix to the start of the string if the string does not already start with it. ".repeat(3)),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("### overlay\n\npublic static String overlay"),
+        "{m}"
+    );
+    assert!(m.contains("Overlays part of a String"), "{m}");
+    assert!(!m.contains("mailing list") && !m.contains("Sign up"), "{m}");
+}
+
 /// A section under its own heading whose id opens with the word its like siblings' ids open
 /// with is one of a series, whatever word follows (PostgreSQL's `SQL-FOR-UPDATE-SHARE`, "The
 /// Locking Clause", among `SQL-WITH`, `SQL-FROM`, all `div.refsect2`; Django's
