@@ -695,6 +695,16 @@ fn opens_section(tree: &Tree, n: u32) -> bool {
     }
 }
 
+/// Whether `n` is classed a signature and comes right after a heading: the declaration
+/// of the member the heading names (Javadoc's `div.member-signature`). A post's
+/// signature follows the post.
+fn heading_signature(tree: &Tree, n: u32) -> bool {
+    matches!(previous(tree, n), Previous::Element(t, _) if t.is_heading())
+        && tree
+            .attrs(n)
+            .is_some_and(|a| a.class.split_ascii_whitespace().any(is_signature))
+}
+
 /// What comes before a node among its siblings, blank text aside.
 enum Previous {
     None,
@@ -1513,6 +1523,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             && !in_see_also[i]
             && !in_notes[i]
             && !in_heading[i]
+            // Nor an API's signature under its member's heading (Javadoc's
+            // `<h3>getTimeZone</h3><div class="member-signature"><a>TimeZone</a>
+            // <a>getTimeZone</a>()`): the declaration, whatever types it links to.
+            && !heading_signature(tree, i as u32)
             // Nor what only wraps a heading: its title, however link-dense (DocBook's
             // `div.titlepage > div > div > h3 > a.link`, a section's title linking to
             // itself); not on an article, whose headings of one link are its site's

@@ -3477,6 +3477,24 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// An API's signature under its member's heading stays, however link-dense
+/// (Javadoc's `<h3>getTimeZone</h3><div class="member-signature"><a>TimeZone</a>
+/// <a>getTimeZone</a>()</div>`, its return type and its source each a link).
+#[test]
+fn a_signature_under_its_heading_stays() {
+    let html = "<body><main><h1>Interface DateParser</h1><ul class='member-list'><li>\
+         <section class='detail' id='getTimeZone()'><h3>getTimeZone</h3>\
+         <div class='member-signature'><span class='return-type'><a href='https://docs.oracle.com/TimeZone.html'>TimeZone</a></span>&nbsp;\
+         <span class='element-name'><a href='src/DateParser.html#line-99'>getTimeZone</a></span>()</div>\
+         <div class='block'><p>Gets the time zone used by this parser, the default one used to \
+         create a date when the time zone is not specified by the format pattern.</p></div>\
+         <dl class='notes'><dt>Returns:</dt><dd>the time zone</dd></dl></section></li></ul>\
+         </main></body>";
+    let m = md(html);
+    assert!(m.contains("### getTimeZone\n\n[TimeZone]("), "{m}");
+    assert!(m.contains("[getTimeZone](") && m.contains("Gets the time zone"), "{m}");
+}
+
 /// A method's id is its name and then its parameters (Javadoc:
 /// `overlay(java.lang.String,java.lang.String,int,int)` under the heading "overlay"): the
 /// name spells the heading, so the word read as chrome names the method. An overlay whose
