@@ -1155,6 +1155,21 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     spells(&ids) || (prefix > 0 && spells(&ids[prefix..]))
 }
 
+/// Whether link `a` is a name in code and nothing else (`<a href><code>encode64</code></a>`):
+/// in a paragraph, a cross-reference to what the text is about (RDoc's, Sphinx's,
+/// Javadoc's links to a method), not a way around the site. Its text weighs as prose.
+fn code_reference(tree: &Tree, a: u32) -> bool {
+    let mut code = false;
+    for c in tree.children(a) {
+        match tree.tag(c) {
+            Some(Tag::Code) if !code => code = true,
+            None if tree.text_of(c).is_some_and(|t| t.trim().is_empty()) => {}
+            _ => return false,
+        }
+    }
+    code
+}
+
 /// Whether `i` lies in the subtree of `a`.
 fn is_descendant(tree: &Tree, mut i: u32, a: u32) -> bool {
     while i != NONE && i > a {
@@ -1391,7 +1406,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 ptext[i] = raw[i];
             }
         }
-        if tree.tag(i as u32) == Some(Tag::A) && !heading_backref(tree, i as u32) {
+        if tree.tag(i as u32) == Some(Tag::A)
+            && !heading_backref(tree, i as u32)
+            && !(in_p[i] && code_reference(tree, i as u32))
+        {
             link[i] = text[i];
             anchors[i] = u32::from(text[i] > 0);
         }

@@ -3477,6 +3477,60 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// A link that is a name in code (`<a><code>encode64</code></a>`) in a paragraph is a
+/// cross-reference, and weighs as the paragraph's words: a class's description that names
+/// its methods is the lead of its page (RDoc's `section.description` before the methods,
+/// whose first paragraph is a third links to them), not a block of links.
+#[test]
+fn code_links_in_a_paragraph_are_its_words() {
+    let code = |n: &str| format!("<a href='Base64.html#method-i-{n}'><code>{n}</code></a>");
+    let method = |n: &str| {
+        format!(
+            "<div id='method-i-{n}' class='method-detail'><div class='method-heading'>\
+             <span class='method-name'>{n}</span><span class='method-args'>(str)</span></div>\
+             <div class='method-description'><p>Returns the version of <code>str</code> that \
+             {n} makes, complying with RFC 2045; characters outside the alphabet are \
+             ignored, and line feeds are added every 60 encoded characters.</p>\
+             <pre class='ruby'>require 'base64'\n{n}(str)</pre></div></div>"
+        )
+    };
+    let html = format!(
+        "<body><nav id='navigation'><a href='index.html'>Home</a></nav>\
+         <main role='main'><h1 id='module-Base64' class='module'>module Base64</h1>\
+         <section class='description'><p>The <a href='Base64.html'><code>Base64</code></a> \
+         module provides for the encoding ({}, {}, {}) and decoding ({}, {}, {}) of binary \
+         data using a <a href='Base64.html'><code>Base64</code></a> representation.</p>\
+         <h2>Example</h2><p>A simple encoding and decoding.</p>\
+         <pre class='ruby'>enc = Base64.encode64('Send reinforcements')</pre>\
+         <p>The purpose of using base64 is that it makes any binary data printable.</p>\
+         </section><section class='documentation-section'><section class='method-section'>\
+         <header><h3>Public Instance Methods</h3></header>{}</section></section></main></body>",
+        code("encode64"),
+        code("strict_encode64"),
+        code("urlsafe_encode64"),
+        code("decode64"),
+        code("strict_decode64"),
+        code("urlsafe_decode64"),
+        [
+            "decode64",
+            "encode64",
+            "strict_decode64",
+            "strict_encode64",
+            "urlsafe_decode64",
+            "urlsafe_encode64"
+        ]
+        .map(method)
+        .concat(),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("module provides for the encoding ([`encode64`]"),
+        "{m}"
+    );
+    assert!(m.contains("## Example\n\nA simple encoding"), "{m}");
+    assert!(m.contains("### Public Instance Methods"), "{m}");
+}
+
 /// An API's signature under its member's heading stays, however link-dense
 /// (Javadoc's `<h3>getTimeZone</h3><div class="member-signature"><a>TimeZone</a>
 /// <a>getTimeZone</a>()</div>`, its return type and its source each a link).
@@ -3492,7 +3546,10 @@ fn a_signature_under_its_heading_stays() {
          </main></body>";
     let m = md(html);
     assert!(m.contains("### getTimeZone\n\n[TimeZone]("), "{m}");
-    assert!(m.contains("[getTimeZone](") && m.contains("Gets the time zone"), "{m}");
+    assert!(
+        m.contains("[getTimeZone](") && m.contains("Gets the time zone"),
+        "{m}"
+    );
 }
 
 /// A method's id is its name and then its parameters (Javadoc:
