@@ -397,6 +397,10 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // docutils' sidebar directive (`<aside class="sidebar">`: the "Hello World!" of
         // Python's asyncio page) set in the text, as DocBook's below.
         Tag::Aside if named_sidebar(tree, n) && set_in_text(tree, n) => return 0,
+        // docutils' topic directive (`<aside class="topic">`: the "Abstract" that opens
+        // each of Python's HOWTOs, however short) is a box of the text's own prose, as its
+        // sidebar is; its table of contents is a `<nav class="contents">`.
+        Tag::Aside if tree.has_class(n, "topic") && prose_box(tree, n, 1) => return 0,
         Tag::Nav | Tag::Aside => return 2,
         Tag::Footer | Tag::Header if !in_article => return 2,
         Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
@@ -476,26 +480,7 @@ fn in_set_sidebar(tree: &Tree, n: u32, a: &Attrs) -> bool {
 /// less than half of it in links. Subtrees (and parents) of more than [`SET_IN_TEXT_SCAN`]
 /// nodes (children) are not looked at.
 fn set_in_text(tree: &Tree, n: u32) -> bool {
-    let end = super::markdown::subtree_end(tree, n);
-    if end - n > SET_IN_TEXT_SCAN {
-        return false;
-    }
-    let (mut text, mut link) = (0u32, 0u32);
-    for i in n + 1..end {
-        if let Some(t) = tree.text_of(i) {
-            let w = text_weight(t);
-            text += w;
-            let mut a = tree.nodes[i as usize].parent;
-            while a != n && a != NONE {
-                if tree.tag(a) == Some(Tag::A) {
-                    link += w;
-                    break;
-                }
-                a = tree.nodes[a as usize].parent;
-            }
-        }
-    }
-    if text < SET_IN_TEXT_MIN || link * 2 >= text {
+    if !prose_box(tree, n, SET_IN_TEXT_MIN) {
         return false;
     }
     let paragraph = |c: u32| match tree.tag(c) {
@@ -535,6 +520,32 @@ fn set_in_text(tree: &Tree, n: u32) -> bool {
         paragraphs += usize::from(is_paragraph);
     }
     paragraphs >= 2 || paragraphs == 1 && after
+}
+
+/// Whether block `n` holds prose of its own: at least `min` of text (bytes but spaces),
+/// less than half of it in links. A subtree of more than [`SET_IN_TEXT_SCAN`] nodes is not
+/// looked at.
+fn prose_box(tree: &Tree, n: u32, min: u32) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    if end - n > SET_IN_TEXT_SCAN {
+        return false;
+    }
+    let (mut text, mut link) = (0u32, 0u32);
+    for i in n + 1..end {
+        if let Some(t) = tree.text_of(i) {
+            let w = text_weight(t);
+            text += w;
+            let mut a = tree.nodes[i as usize].parent;
+            while a != n && a != NONE {
+                if tree.tag(a) == Some(Tag::A) {
+                    link += w;
+                    break;
+                }
+                a = tree.nodes[a as usize].parent;
+            }
+        }
+    }
+    text >= min && link * 2 < text
 }
 
 /// Text (bytes but spaces) a box set in the text holds at least.

@@ -3477,6 +3477,37 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// docutils' topic directive (`<aside class="topic">`) is the text's own box: the
+/// "Abstract" that opens each of Python's HOWTOs, after the title and the author's field
+/// list. A page's aside of links beside the text still goes.
+#[test]
+fn a_docutils_topic_is_the_texts() {
+    let section = |id: &str, h: &str, w: &str| {
+        format!("<section id='{id}'><h2>{h}</h2>{}</section>", para(w, 3))
+    };
+    let html = format!(
+        "<body><div class='document'><div class='body' role='main'>\
+         <section id='annotations-best-practices'><h1>Annotations Best Practices</h1>\
+         <dl class='field-list simple'><dt class='field-odd'>author</dt>\
+         <dd class='field-odd'><p>Larry Hastings</p></dd></dl>\
+         <aside class='topic'><p class='topic-title'>Abstract</p><p>This document is \
+         designed to encapsulate the best practices for working with annotations dicts. If \
+         you write Python code that examines annotations, read it.</p></aside>{}{}</section>\
+         </div></div><aside class='related'><p>Related pages</p><ul>\
+         <li><a href='a.html'>Argument Clinic How-To</a></li>\
+         <li><a href='b.html'>Curses Programming with Python</a></li></ul></aside></body>",
+        section("newer", "Accessing The Annotations Dict", "Python 3.10 adds a new function to the standard library, the best practice for getting annotations."),
+        section("older", "Accessing The Annotations Dict In Older Versions", "In Python 3.9 and older, accessing the annotations dict of an object is much more complicated."),
+    );
+    let m = md(&html);
+    assert!(m.contains("Abstract\n\nThis document is designed"), "{m}");
+    assert!(m.contains("## Accessing The Annotations Dict"), "{m}");
+    assert!(
+        !m.contains("Curses Programming") && !m.contains("Related pages"),
+        "{m}"
+    );
+}
+
 /// A link that is a name in code (`<a><code>encode64</code></a>`) in a paragraph is a
 /// cross-reference, and weighs as the paragraph's words: a class's description that names
 /// its methods is the lead of its page (RDoc's `section.description` before the methods,
