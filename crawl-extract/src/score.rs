@@ -584,6 +584,10 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
             // the post, a block. Inline parts named after a signature are a type
             // signature's (TypeDoc's `span.tsd-signature-type`, `-symbol`, `-keyword`).
             _ if is_signature(tok) && (tag == Tag::Span || opens_section(tree, n)) => {}
+            // A class built from the box's title (docutils' admonitions:
+            // `admonition-you-can-t-share-pickles-between-versions` over "You can't share
+            // pickles between versions") names its subject, as such an id does.
+            _ if class_from_title(tree, n, tok) => {}
             h => return h,
         }
     }
@@ -1179,6 +1183,33 @@ fn code_reference(tree: &Tree, a: u32) -> bool {
         }
     }
     code
+}
+
+/// Words a class token built from a title spells, after its first (the kind of box).
+const CLASS_TITLE_WORDS: usize = 3;
+
+/// Whether class token `tok` is a word naming a kind of box (no chrome word), then the
+/// opening words of `n`'s text, at least [`CLASS_TITLE_WORDS`] of them, and `n` holds
+/// prose (docutils writes an admonition's title into its class:
+/// `admonition-you-can-t-share-pickles-between-versions`). A sharing box titled "Share
+/// this post" holds no prose.
+fn class_from_title(tree: &Tree, n: u32, tok: &str) -> bool {
+    let mut toks = tok
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty());
+    if toks.next().is_none_or(|kind| token_hint(kind) != 0) {
+        return false;
+    }
+    let rest: Vec<&str> = toks.collect();
+    if rest.len() < CLASS_TITLE_WORDS || !prose_box(tree, n, SET_IN_TEXT_MIN) {
+        return false;
+    }
+    let text = heading_text(tree, n, 200);
+    let mut words = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    rest.iter()
+        .all(|r| words.next().is_some_and(|w| w.eq_ignore_ascii_case(r)))
 }
 
 /// Whether `i` lies in the subtree of `a`.

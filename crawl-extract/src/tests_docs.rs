@@ -3477,6 +3477,34 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// A class built from its box's title names the box's subject (docutils' admonitions:
+/// `admonition-you-can-t-share-pickles-between-versions` in Django's model reference). A
+/// sharing box whose class spells its title, "Share this post", holds no prose and goes.
+#[test]
+fn a_class_built_from_its_title_is_its_subject() {
+    let html = format!(
+        "<body><div class='body' role='main'><section id='pickling-objects'>\
+         <h2>Pickling objects</h2>{}<div class='admonition-you-can-t-share-pickles-between-versions admonition'>\
+         <p class='first admonition-title'>You can’t share pickles between versions</p>\
+         <p>Pickles of models are only valid for the version of Django that was used to \
+         generate them. If you generate a pickle using Django version N, there is no \
+         guarantee that pickle will be readable with Django version N+1.</p></div>{}\
+         <div class='box-share-this-post'><p>Share this post</p><a href='https://x.invalid/s'>X</a>\
+         <a href='https://m.invalid/s'>Mastodon</a></div></section></div></body>",
+        para("When you pickle a model, its current state is pickled, rather than the data that is currently in the database.", 3),
+        para("Other ways of serializing a model keep working across versions, as the documentation on serialization explains.", 3),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("> You can’t share pickles between versions\n>\n> Pickles of models"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("Share this post") && !m.contains("Mastodon"),
+        "{m}"
+    );
+}
+
 /// docutils' topic directive (`<aside class="topic">`) is the text's own box: the
 /// "Abstract" that opens each of Python's HOWTOs, after the title and the author's field
 /// list. A page's aside of links beside the text still goes.
