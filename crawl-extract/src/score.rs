@@ -2739,16 +2739,21 @@ fn opening_level(tree: &Tree, n: u32) -> Option<u8> {
         .and_then(Tag::heading_level)
 }
 
-/// The first descendant of `n` that is text or an element other than a span, link, div or
-/// header (a `<header>` wraps the title it opens with: RDoc's `<header><h3>Attributes`).
+/// The first descendant of `n` that is text or an element other than a span, link, div,
+/// header or section (a `<header>` wraps the title it opens with: RDoc's
+/// `<header><h3>Attributes`; and a `<section>` the section it opens with: RDoc's
+/// `section.documentation-section > section.constants-list > header > h3`).
 fn first_element(tree: &Tree, n: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
     (n + 1..len.min(n + 1 + ID_HEADING_SCAN))
         .take_while(|&i| is_descendant(tree, i, n))
         .find(|&i| {
-            tree.tag(i)
-                .is_some_and(|t| !matches!(t, Tag::Span | Tag::A | Tag::Div | Tag::Header))
-                || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
+            tree.tag(i).is_some_and(|t| {
+                !matches!(
+                    t,
+                    Tag::Span | Tag::A | Tag::Div | Tag::Header | Tag::Section
+                )
+            }) || tree.text_of(i).is_some_and(|t| !t.trim().is_empty())
         })
 }
 

@@ -3477,6 +3477,60 @@ fn a_section_id_extending_its_parents_is_its_subject() {
     assert!(!m.contains("Loading comments"), "{m}");
 }
 
+/// A section opens with the section it wraps: RDoc's methods
+/// (`section.documentation-section > section.constants-list > header > h3`) are a
+/// subsection of the page the module's `<h1>` titles, so the title and the description
+/// before them (mostly code, so no lead) stay with them.
+#[test]
+fn a_section_opens_with_the_heading_of_the_section_it_wraps() {
+    let method = |n: &str| {
+        format!(
+            "<div id='method-c-{n}' class='method-detail'><div class='method-heading'>\
+             <span class='method-name'>{n}</span><span class='method-args'>(src, dest)</span>\
+             </div><div class='method-description'><p>Copies or moves the file <code>src</code> \
+             to <code>dest</code>, as {n} does, and reports what it did when asked to be \
+             verbose about it.</p><pre class='ruby'>FileUtils.{n}('a', 'b')\nFileUtils.{n}('c', 'd', verbose: true)</pre></div></div>"
+        )
+    };
+    let code = "FileUtils.cd(dir, **options)\nFileUtils.pwd()\n".repeat(12);
+    let html = format!(
+        "<body><main role='main'><h1 id='module-FileUtils' class='module'>module FileUtils</h1>\
+         <section class='description'><h1>fileutils.rb</h1><p>Copyright © 2000-2007 Minero \
+         Aoki</p><h2>module FileUtils</h2><p>Namespace for several file \
+         utility methods for copying, moving, removing, etc.</p><h3>Module Functions</h3>\
+         <pre class='ruby'>{code}</pre><p>Possible options are listed with each method.</p>\
+         </section><section id='5Buntitled-5D' class='documentation-section'>\
+         <section class='constants-list'><header><h3>Constants</h3></header><dl>\
+         <dt id='VERSION'>VERSION</dt><dd></dd></dl></section>\
+         <section id='public-class-5Buntitled-5D-method-details' class='method-section'>\
+         <header><h3>Public Class Methods</h3></header>{}</section></section></main></body>",
+        [
+            "cd",
+            "chmod",
+            "chown",
+            "copy_entry",
+            "cp",
+            "cp_r",
+            "install",
+            "ln",
+            "ln_s",
+            "mkdir",
+            "mv",
+            "rm"
+        ]
+        .map(method)
+        .concat()
+        .repeat(3),
+    );
+    let m = md(&html);
+    assert!(m.contains("# module FileUtils\n"), "{m}");
+    assert!(
+        m.contains("Namespace for several file utility methods"),
+        "{m}"
+    );
+    assert!(m.contains("### Public Class Methods"), "{m}");
+}
+
 /// A class built from its box's title names the box's subject (docutils' admonitions:
 /// `admonition-you-can-t-share-pickles-between-versions` in Django's model reference). A
 /// sharing box whose class spells its title, "Share this post", holds no prose and goes.
