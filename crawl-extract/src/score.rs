@@ -588,6 +588,12 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
             // `admonition-you-can-t-share-pickles-between-versions` over "You can't share
             // pickles between versions") names its subject, as such an id does.
             _ if class_from_title(tree, n, tok) => {}
+            // A block classed `header` inside the page's `<main>`/`<article>` that opens
+            // with a heading heads the document, as a `<header>` element there does
+            // (Javadoc's `div.header` with the page's `<h1>`).
+            _ if in_article
+                && tok.eq_ignore_ascii_case("header")
+                && first_heading(tree, n, ID_HEADING_SCAN).is_some() => {}
             h => return h,
         }
     }
@@ -2155,7 +2161,7 @@ fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
     (head..end).filter(|&h| tree.tag(h) == Some(ttag)).all(|h| {
         let mut x = h;
         loop {
-            if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, false) != 0 {
+            if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, in_article(tree, x)) != 0 {
                 return false;
             }
             if x == head {
@@ -2164,6 +2170,19 @@ fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
             x = tree.nodes[x as usize].parent;
         }
     })
+}
+
+/// Whether an ancestor of `n` is an `<article>` or `<main>` (as `in_article` of the
+/// selection's first pass has it).
+fn in_article(tree: &Tree, n: u32) -> bool {
+    let mut p = tree.nodes[n as usize].parent;
+    while p != NONE && p != 0 {
+        if matches!(tree.tag(p), Some(Tag::Article | Tag::Main)) {
+            return true;
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
 }
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a

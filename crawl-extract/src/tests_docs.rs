@@ -3531,6 +3531,40 @@ fn a_section_opens_with_the_heading_of_the_section_it_wraps() {
     assert!(m.contains("### Public Class Methods"), "{m}");
 }
 
+/// A block classed `header` inside `<main>` that opens with the page's heading heads the
+/// document, as a `<header>` there does (Javadoc's `div.header` over a package's class
+/// hierarchy). The site's own `div.header` outside `<main>` is still chrome.
+#[test]
+fn a_header_block_inside_main_heads_the_document() {
+    let item = |c: &str| {
+        format!(
+            "<li class='circle'>org.apache.commons.lang3.tuple.<a href='{c}.html' \
+             class='type-name-link'>{c}</a>&lt;L,R&gt; (implements java.lang.Comparable&lt;T&gt;, \
+             java.util.Map.Entry&lt;K,V&gt;, java.io.Serializable)</li>"
+        )
+    };
+    let html =
+        format!(
+        "<body><div class='header'><a href='index.html'>Overview</a> <a href='tree.html'>Tree</a> \
+         <a href='help.html'>Help</a></div><main role='main'><div class='header'>\
+         <h1 class='title'>Hierarchy For Package org.apache.commons.lang3.tuple</h1>\
+         <span class='package-hierarchy-label'>Package Hierarchies:</span>\
+         <ul class='horizontal'><li><a href='../overview-tree.html'>All Packages</a></li></ul>\
+         </div><section class='hierarchy'><h2>Class Hierarchy</h2><ul>\
+         <li class='circle'>java.lang.Object<ul>{}</ul></li></ul></section></main></body>",
+        ["ImmutablePair", "MutablePair", "ImmutableTriple", "MutableTriple", "Pair", "Triple"]
+            .map(item)
+            .concat(),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("# Hierarchy For Package org.apache.commons.lang3.tuple"),
+        "{m}"
+    );
+    assert!(m.contains("## Class Hierarchy"), "{m}");
+    assert!(!m.contains("Overview") && !m.contains("Help"), "{m}");
+}
+
 /// A class built from its box's title names the box's subject (docutils' admonitions:
 /// `admonition-you-can-t-share-pickles-between-versions` in Django's model reference). A
 /// sharing box whose class spells its title, "Share this post", holds no prose and goes.
