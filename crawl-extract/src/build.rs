@@ -41,6 +41,8 @@ impl Tree {
         tokenize(html, &mut b);
         b.controls.sort_unstable();
         b.controls.dedup();
+        b.tree.facts.control_forms.sort_unstable();
+        b.tree.facts.control_forms.dedup();
         reveal(&mut b.tree, &b.toggled, &b.panels, &b.controls, &b.labels);
         if super::twins::hide_twins(&mut b.tree) {
             prune_hidden(&mut b.tree);
@@ -316,6 +318,12 @@ fn prune_hidden(tree: &mut Tree) {
         }
     }
     tree.nodes = kept;
+    let forms = std::mem::take(&mut tree.facts.control_forms);
+    tree.facts.control_forms = forms
+        .into_iter()
+        .map(|f| new_id[f as usize])
+        .filter(|&f| f != NONE)
+        .collect();
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -586,6 +594,9 @@ impl Builder {
         for (n, _) in &mut self.labels {
             *n = bump(*n);
         }
+        for n in &mut self.tree.facts.control_forms {
+            *n = bump(*n);
+        }
         let of = &self.tree.nodes[of as usize];
         let copy = Node {
             kind: of.kind.clone(),
@@ -812,6 +823,9 @@ impl<'a> Sink<'a> for Builder {
         }
         if tag == Tag::Input && !parent_dead {
             self.task_box(raw);
+        }
+        if matches!(tag, Tag::Input | Tag::Textarea | Tag::Select | Tag::Button) {
+            self.note_control(tag, raw);
         }
         self.tree.facts.math |= tag == Tag::Math && !parent_dead;
         // The self-closing flag counts for foreign (svg, math) and unknown elements only.
@@ -1190,6 +1204,30 @@ impl Builder {
     /// A disabled checkbox that opens a list item (GFM's task list, as MkDocs, pymdownx
     /// and GitHub render it: `<li><input type=checkbox checked disabled> Done`, maybe in a
     /// `<label>`) marks the item a task, done or not; the form control itself is dropped.
+    /// Notes the form open around a control a reader fills or presses (not an
+    /// `<input type="hidden">`): a form without one is a wrapper (Reddit writes each
+    /// comment's text in a `<form class="usertext">` holding only hidden inputs).
+    fn note_control(&mut self, tag: Tag, raw: &[RawAttr<'_>]) {
+        let hidden_input = tag == Tag::Input
+            && raw.iter().any(|a| {
+                a.name.eq_ignore_ascii_case("type") && a.value.trim().eq_ignore_ascii_case("hidden")
+            });
+        if hidden_input {
+            return;
+        }
+        if let Some(form) = self
+            .stack
+            .iter()
+            .rev()
+            .find(|o| o.tag == Tag::Form && o.node != NONE)
+            .map(|o| o.node)
+        {
+            if self.tree.facts.control_forms.last() != Some(&form) {
+                self.tree.facts.control_forms.push(form);
+            }
+        }
+    }
+
     fn task_box(&mut self, raw: &[RawAttr<'_>]) {
         let has = |name: &str| raw.iter().any(|a| a.name.eq_ignore_ascii_case(name));
         let checkbox = raw.iter().any(|a| {

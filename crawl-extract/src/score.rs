@@ -403,6 +403,9 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         Tag::Aside if tree.has_class(n, "topic") && prose_box(tree, n, 1) => return 0,
         Tag::Nav | Tag::Aside => return 2,
         Tag::Footer | Tag::Header if !in_article => return 2,
+        // A form without a control to fill or press wraps text (Reddit's comments, each
+        // in a `form.usertext`); its class decides, as a `<div>`'s would.
+        Tag::Form if tree.facts.control_forms.binary_search(&n).is_err() => {}
         Tag::Form | Tag::Fieldset | Tag::Label | Tag::Option => return 1,
         _ => {}
     }

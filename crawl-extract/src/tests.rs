@@ -3491,3 +3491,31 @@ fn a_block_in_a_link_closed_by_another_keeps_its_text_linked() {
         "**[t](https://example.com/x)[z](https://example.com/y)**\n"
     );
 }
+
+/// A form with no control a reader fills or presses (only hidden inputs: ASP.NET's
+/// `__VIEWSTATE`, Reddit's `form.usertext` around each comment, Steam's lists) wraps text,
+/// and is read as a `<div>` would be. A newsletter form with its email field is still
+/// chrome, however much it says.
+#[test]
+fn a_form_without_controls_wraps_text() {
+    let p = |w: &str| format!("<p>{}</p>", format!("{w} ").repeat(6));
+    let html = format!(
+        "<body><div id='content'><h1>Planning permission</h1>{}{}{}\
+         <form method='post' action='/apply'><input type='hidden' name='__VIEWSTATE' value='x'>\
+         {}{}</form>\
+         <form action='/subscribe'><p>Subscribe to our newsletter and get the council's news \
+         about planning, roads and schools in your inbox every week of the year.</p>\
+         <input type='email' name='email'><button>Sign up</button></form></div></body>",
+        p("Most building work needs planning permission from the council before it starts."),
+        p("You can apply online, and a planning officer will visit the site within weeks."),
+        p("Householders can extend a house without permission within certain limits."),
+        p("Appeals against a refusal go to the planning inspectorate within six months."),
+        p("Fees depend on the kind of work and are listed in the schedule of charges."),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("Appeals against a refusal") && m.contains("Fees depend"),
+        "{m}"
+    );
+    assert!(!m.contains("Subscribe to our newsletter"), "{m}");
+}

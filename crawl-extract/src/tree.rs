@@ -87,6 +87,9 @@ pub(crate) struct PageFacts {
     pub(crate) product_description: Option<String>,
     /// The page holds a formula (`<math>`).
     pub(crate) math: bool,
+    /// Forms that hold a control a reader fills or presses (an `<input>` other than a
+    /// hidden one, a `<textarea>`, `<select>` or `<button>`), in document order.
+    pub(crate) control_forms: Vec<u32>,
 }
 
 /// The parsed document.
