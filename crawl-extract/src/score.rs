@@ -1893,8 +1893,15 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // A data table (a header row) under a caption, with prose beside it (DocBook's
         // `div.table > p.title + div.table-contents > table` between a page's title,
         // introduction and notes): the table is part of the text, not the page.
+        // The same for a definition list that holds most of a titled section (DocBook's
+        // `div.variablelist` under the section's `div.titlepage`, with its introduction and
+        // notes around it).
         if kept_p[cur as usize] - kept_p[best as usize] >= TABLE_PROSE_MIN
-            && holds_data_table(tree, best, &headed, &good)
+            && (holds_data_table(tree, best, &headed, &good)
+                || holds_definitions(tree, best, &good)
+                    && tree.children(cur).take_while(|&c| c != best).any(|c| {
+                        !removed[c as usize] && (heading_like(tree, c) || heading_wrapper(tree, c))
+                    }))
         {
             break;
         }
@@ -2331,6 +2338,14 @@ fn holds_data_table(tree: &Tree, n: u32, headed: &[bool], good: &[f64]) -> bool 
             && headed[i as usize]
             && good[i as usize] >= 0.7 * good[n as usize]
     })
+}
+
+/// Whether most of `n`'s content is one definition list (DocBook's `div.variablelist`:
+/// a reference's terms and what each means, between the section's introduction and its
+/// notes).
+fn holds_definitions(tree: &Tree, n: u32, good: &[f64]) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    (n..end).any(|i| tree.tag(i) == Some(Tag::Dl) && good[i as usize] >= 0.7 * good[n as usize])
 }
 
 /// Whether `n` is an `<h1>` that names the site, not the page: all its text (or its logo

@@ -3531,6 +3531,54 @@ fn a_section_opens_with_the_heading_of_the_section_it_wraps() {
     assert!(m.contains("### Public Class Methods"), "{m}");
 }
 
+/// A titled section whose definition list holds most of it (DocBook's `div.variablelist`
+/// between a section's introduction and its notes: PostgreSQL's "Role Attributes") is not
+/// entered: its title, introduction and closing paragraphs are the section's text too.
+#[test]
+fn a_titled_sections_definition_list_keeps_the_prose_around_it() {
+    let entry = |t: &str| {
+        format!(
+            "<dt><span class='term'>{t} privilege</span></dt><dd><p>Only roles that have the \
+             {t} attribute can do what it allows, and a role is given it with a clause of \
+             CREATE ROLE naming {t}, or later with ALTER ROLE and the same clause.</p></dd>"
+        )
+    };
+    let html = format!(
+        "<body><div class='navheader'><table width='100%'><tr><td><a href='p.html'>Prev</a></td>\
+         <td><a href='u.html'>Up</a></td><td><a href='n.html'>Next</a></td></tr></table></div>\
+         <div class='sect1' id='ROLE-ATTRIBUTES'><div class='titlepage'><div><div>\
+         <h2 class='title'>22.2. Role Attributes</h2></div></div></div><p>A database role can \
+         have a number of attributes that define its privileges and interact with the client \
+         authentication system.</p><div class='variablelist'><dl class='variablelist'>{}</dl>\
+         </div><p>A role's attributes can be modified after creation with ALTER ROLE. See the \
+         reference pages for the CREATE ROLE and ALTER ROLE commands for details.</p>\
+         <pre class='programlisting'>ALTER ROLE myname SET enable_indexscan TO off;</pre>\
+         <p>This will save the setting (but not set it immediately). In subsequent \
+         connections by this role it will appear as though it had been executed first.</p>\
+         </div></body>",
+        [
+            "LOGIN",
+            "SUPERUSER",
+            "CREATEDB",
+            "CREATEROLE",
+            "REPLICATION",
+            "BYPASSRLS",
+            "PASSWORD",
+            "INHERIT"
+        ]
+        .map(entry)
+        .concat(),
+    );
+    let m = md(&html);
+    assert!(m.contains("## 22.2. Role Attributes"), "{m}");
+    assert!(m.contains("A database role can have"), "{m}");
+    assert!(
+        m.contains("can be modified after creation") && m.contains("This will save"),
+        "{m}"
+    );
+    assert!(!m.contains("Prev"), "{m}");
+}
+
 /// A block classed `header` inside `<main>` that opens with the page's heading heads the
 /// document, as a `<header>` there does (Javadoc's `div.header` over a package's class
 /// hierarchy). The site's own `div.header` outside `<main>` is still chrome.
