@@ -651,6 +651,9 @@ fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
     false
 }
 
+/// Siblings looked at for [`one_of_a_series`].
+const SERIES_SCAN: usize = 256;
+
 /// Whether `n`, a section under its own heading, has an id `tok` of a series its like
 /// siblings share: their ids open with the same word as its own (PostgreSQL's
 /// `SQL-FOR-UPDATE-SHARE` among `SQL-WITH`, `SQL-FROM`, ... for the sections of one
@@ -673,7 +676,8 @@ fn one_of_a_series(tree: &Tree, n: u32, tok: &str) -> bool {
         return false;
     }
     let tag = tree.tag(n);
-    tree.children(parent).any(|s| {
+    // Bounded: a page of thousands of such siblings must not cost their number squared.
+    tree.children(parent).take(SERIES_SCAN).any(|s| {
         s != n
             && tree.tag(s) == tag
             && same_class_list(tree, s, n)
