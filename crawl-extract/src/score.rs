@@ -636,9 +636,10 @@ fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
         }
         let extends = |id: &str| {
             tok.len() > id.len() + 1
-                && tok.as_bytes()[..id.len()].eq_ignore_ascii_case(id.as_bytes())
-                && matches!(tok.as_bytes()[id.len()], b'-' | b'_' | b'.' | b':')
                 && token_hint(id) != 0
+                && (tok.as_bytes()[..id.len()].eq_ignore_ascii_case(id.as_bytes())
+                    && matches!(tok.as_bytes()[id.len()], b'-' | b'_' | b'.' | b':')
+                    || holds_id(tok, id))
         };
         if tree
             .attrs(p)
@@ -649,6 +650,22 @@ fn extends_ancestor_id(tree: &Tree, n: u32, tok: &str) -> bool {
         p = tree.nodes[p as usize].parent;
     }
     false
+}
+
+/// Whether `tok` holds `id` between separators, with no chrome word outside it (RDoc's
+/// `public-instance-Recommended+gemspec+attributes-method-details` inside the section
+/// `Recommended+gemspec+attributes`: the methods of a section whose title has one).
+fn holds_id(tok: &str, id: &str) -> bool {
+    let (t, i) = (tok.as_bytes(), id.as_bytes());
+    let sep = |b: u8| matches!(b, b'-' | b'_' | b'.' | b':' | b'+');
+    (1..t.len().saturating_sub(i.len())).any(|at| {
+        let end = at + i.len();
+        sep(t[at - 1])
+            && t.get(end).is_none_or(|&b| sep(b))
+            && t[at..end].eq_ignore_ascii_case(i)
+            && tok.get(..at).is_some_and(|pre| token_hint(pre) == 0)
+            && tok.get(end..).is_some_and(|post| token_hint(post) == 0)
+    })
 }
 
 /// Siblings looked at for [`one_of_a_series`].

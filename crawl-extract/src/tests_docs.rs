@@ -3820,6 +3820,63 @@ fn a_section_id_of_its_siblings_series_is_its_subject() {
     );
 }
 
+/// A section whose id holds, between separators, the id of an enclosing section that
+/// carries the hint word keeps it (RDoc's
+/// `public-instance-Recommended+gemspec+attributes-method-details` inside
+/// `section#Recommended+gemspec+attributes`: "recommended" is the section title's word).
+/// Another chrome word outside the enclosing id still counts.
+#[test]
+fn a_section_id_holding_its_parents_is_its_subject() {
+    let method = |n: &str| {
+        format!(
+            "<div id='method-i-{n}' class='method-detail'><div class='method-heading'>\
+             <span class='method-name'>{n}=</span><span class='method-args'>(o)</span></div>\
+             <div class='method-description'><p>The {n} for this gem, which should just be \
+             the name of your {n}; the full text should be inside the gem when you build it.\
+             </p></div></div>"
+        )
+    };
+    let html = format!(
+        "<body><main role='main'><h1 class='class'>class Gem::Specification</h1>\
+         <section id='5Buntitled-5D' class='documentation-section'>\
+         <section id='public-instance-5Buntitled-5D-method-details' class='method-section'>\
+         <header><h3>Public Instance Methods</h3></header>{}</section></section>\
+         <section id='Recommended+gemspec+attributes' class='documentation-section'>\
+         <div class='documentation-section-title'><h2>Recommended gemspec attributes</h2></div>\
+         <section id='public-instance-Recommended+gemspec+attributes-method-details' \
+         class='method-section'><header><h3>Public Instance Methods</h3></header>{}{}</section>\
+         <section id='share-Recommended+gemspec+attributes' class='method-section'>\
+         <header><h3>Tell a friend</h3></header><p>Post this page to your timeline so that \
+         your friends know which gem attributes are worth setting.</p></section>\
+         </section></main></body>",
+        [
+            "author",
+            "bindir",
+            "cert_chain",
+            "email",
+            "executables",
+            "extensions",
+            "files",
+            "homepage",
+            "metadata",
+            "platform"
+        ]
+        .map(method)
+        .concat(),
+        method("license"),
+        method("licenses"),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("### Public Instance Methods") && m.contains("The license for this gem"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("Tell a friend") && !m.contains("timeline"),
+        "{m}"
+    );
+}
+
 /// An id built from its section's heading counts as the section's subject even when a
 /// navigation bar opens the section before its heading (texi2any writes `table.header`,
 /// some seventy nodes, at the top of each section: zsh's "Menu selection", R's
