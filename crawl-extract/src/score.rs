@@ -1876,7 +1876,13 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // sections go, and a table entered is no longer rendered as one.
         if kept_h1[cur as usize]
             && !kept_h1[best as usize]
-            && h1_child(tree, cur, &kept_h1)
+            && h1_child(
+                tree,
+                cur,
+                &kept_h1,
+                &text,
+                !article_page && tree.is_main(cur),
+            )
             && (starts_with_heading(tree, best) || starts_with_list(tree, best))
         {
             break;
@@ -2408,10 +2414,14 @@ pub(crate) fn is_home_href(href: &str) -> bool {
             .is_some_and(|ext| ext.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
-/// Whether a kept `<h1>` is one of the children of `cur` (not deep in a header block).
-fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool]) -> bool {
-    tree.children(cur)
-        .any(|c| kept_h1[c as usize] && tree.tag(c) == Some(Tag::H1))
+/// Whether a kept `<h1>` is one of the children of `cur`, or, with `blocks`, stands in a
+/// short block of its own there, a title block (Javadoc's `div.header`: the package's
+/// name over the class's `<h1>`); not deep in a header of menus.
+fn h1_child(tree: &Tree, cur: u32, kept_h1: &[bool], text: &[u32], blocks: bool) -> bool {
+    tree.children(cur).any(|c| {
+        kept_h1[c as usize]
+            && (tree.tag(c) == Some(Tag::H1) || blocks && text[c as usize] <= TITLE_BLOCK_MAX)
+    })
 }
 
 /// Whether `best` is a subsection of the document `cur` holds: a heading among `cur`'s

@@ -3582,6 +3582,68 @@ fn a_titled_sections_definition_list_keeps_the_prose_around_it() {
     assert!(!m.contains("Prev"), "{m}");
 }
 
+/// A title block beside the chosen child inside `<main>` (Javadoc's `div.header`: the
+/// package's name over the class's `<h1>`) holds the page's title as an `<h1>` standing
+/// there would: the descent stays, so the class's description and summaries stay with the
+/// member details that outweigh them (commons-lang3's NumberUtils, FieldUtils, ...).
+#[test]
+fn a_title_block_in_main_keeps_the_document_whole() {
+    let detail = |n: &str| {
+        format!(
+            "<li><section class='detail' id='{n}(java.lang.String)'><h3>{n}</h3>\
+             <div class='member-signature'>public static int {n}(String str)</div>\
+             <div class='block'><p>Converts a String to the number {n} reads, returning \
+             zero if the conversion fails; if the string is null, zero is returned, and \
+             the default value is used whenever the text cannot be parsed at all.</p></div>\
+             </section></li>"
+        )
+    };
+    let names = [
+        "toInt",
+        "toLong",
+        "toFloat",
+        "toDouble",
+        "toByte",
+        "toShort",
+        "createNumber",
+        "createInteger",
+        "createLong",
+        "createFloat",
+        "isDigits",
+        "isCreatable",
+    ];
+    let rows: String = names
+        .iter()
+        .map(|n| format!("<div class='col-first'>static int</div><div class='col-second'><a href='#{n}'>{n}</a>(String str)</div><div class='col-last'>Converts.</div>"))
+        .collect();
+    let html = format!(
+        "<body><header role='banner'><nav><a href='index.html'>Overview</a></nav></header>\
+         <main role='main'><div class='header'><div class='sub-title'><span>Package</span>&nbsp;\
+         <a href='package-summary.html'>org.apache.commons.lang3.math</a></div>\
+         <h1 title='Class NumberUtils' class='title'>Class NumberUtils</h1></div>\
+         <div class='inheritance'>java.lang.Object</div>\
+         <section class='class-description' id='class-description'><div class='block'><p>\
+         Provides extra functionality for Java Number classes.</p></div></section>\
+         <section class='summary'><ul class='summary-list'><li><section class='method-summary' \
+         id='method-summary'><h2>Method Summary</h2><div class='summary-table'>{rows}</div>\
+         </section></li></ul></section><section class='details'><ul class='details-list'><li>\
+         <section class='method-details' id='method-detail'><h2>Method Details</h2>\
+         <ul class='member-list'>{}</ul></section></li></ul></section></main></body>",
+        names.map(detail).concat().repeat(2),
+    );
+    let m = md(&html);
+    assert!(m.contains("# Class NumberUtils"), "{m}");
+    assert!(
+        m.contains("Provides extra functionality for Java Number classes."),
+        "{m}"
+    );
+    assert!(
+        m.contains("## Method Summary") && m.contains("## Method Details"),
+        "{m}"
+    );
+    assert!(!m.contains("Overview"), "{m}");
+}
+
 /// A block classed `header` inside `<main>` that opens with the page's heading heads the
 /// document, as a `<header>` there does (Javadoc's `div.header` over a package's class
 /// hierarchy). The site's own `div.header` outside `<main>` is still chrome.
