@@ -1579,7 +1579,7 @@ fn the_introduction_between_the_title_and_the_content_is_kept() {
         "{m}"
     );
     // Prose after the content is not its introduction. (Inside `<main>` it is kept since
-    // 4fa1978: the methods' section is a subsection of the document the `<h1>` titles,
+    // 6f6ecb1: the methods' section is a subsection of the document the `<h1>` titles,
     // and the descent stays at `<main>`, which holds that prose too; darkfish writes
     // nothing after the methods inside `<main>`.)
     assert!(!m.contains("open source project"), "{m}");
