@@ -1721,6 +1721,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         htext: &htext,
         ptext: &ptext,
         items: &items,
+        hints: &hints,
     };
     // Descend while one child holds most of the content, starting from the page's
     // first `<main>` landmark when it holds a fair part of the content: the author put
@@ -2041,6 +2042,8 @@ struct Lead<'a> {
     htext: &'a [u32],
     ptext: &'a [u32],
     items: &'a [f64],
+    /// Each node's [`chrome_hint`], read where it stands (inside `<main>` or not).
+    hints: &'a [u8],
 }
 
 impl Lead<'_> {
@@ -2094,7 +2097,7 @@ fn with_title(
     let alone = !forum_page
         && title_block(lead, removed, head)
         && (ttag == Tag::H1 || heading_block(lead, head))
-        && clean_title(tree, head, ttag);
+        && clean_title(tree, head, ttag, lead.hints);
     // Or a reference page's preamble: it opens with the `<h1>`, holds prose, is not
     // mostly links, and the content is one of its sections (opens with a lesser heading).
     let preamble = !forum_page
@@ -2193,12 +2196,12 @@ fn title_block(lead: &Lead, removed: &[bool], c: u32) -> bool {
 
 /// Whether no element from `head` down to an `<h1>` in it has a chrome hint (a
 /// `<header>` aside: the title's own wrapper).
-fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
+fn clean_title(tree: &Tree, head: u32, ttag: Tag, hints: &[u8]) -> bool {
     let end = super::markdown::subtree_end(tree, head);
     (head..end).filter(|&h| tree.tag(h) == Some(ttag)).all(|h| {
         let mut x = h;
         loop {
-            if tree.tag(x) != Some(Tag::Header) && chrome_hint(tree, x, in_article(tree, x)) != 0 {
+            if tree.tag(x) != Some(Tag::Header) && hints[x as usize] != 0 {
                 return false;
             }
             if x == head {
@@ -2207,19 +2210,6 @@ fn clean_title(tree: &Tree, head: u32, ttag: Tag) -> bool {
             x = tree.nodes[x as usize].parent;
         }
     })
-}
-
-/// Whether an ancestor of `n` is an `<article>` or `<main>` (as `in_article` of the
-/// selection's first pass has it).
-fn in_article(tree: &Tree, n: u32) -> bool {
-    let mut p = tree.nodes[n as usize].parent;
-    while p != NONE && p != 0 {
-        if matches!(tree.tag(p), Some(Tag::Article | Tag::Main)) {
-            return true;
-        }
-        p = tree.nodes[p as usize].parent;
-    }
-    false
 }
 
 /// The chosen content `cur` widened to its parent when a sibling before it is prose (a
