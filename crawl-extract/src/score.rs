@@ -744,7 +744,7 @@ fn opens_section(tree: &Tree, n: u32) -> bool {
 /// of the member the heading names (Javadoc's `div.member-signature`). A post's
 /// signature follows the post.
 fn heading_signature(tree: &Tree, n: u32) -> bool {
-    matches!(previous(tree, n), Previous::Element(t, _) if t.is_heading())
+    after_heading(tree, n)
         && tree
             .attrs(n)
             .is_some_and(|a| a.class.split_ascii_whitespace().any(is_signature))
@@ -2349,20 +2349,23 @@ const TABLE_PROSE_MIN: f64 = 100.0;
 
 /// Whether most of `n`'s content is one table with a header row (a captioned table).
 fn holds_data_table(tree: &Tree, n: u32, headed: &[bool], good: &[f64]) -> bool {
-    let end = super::markdown::subtree_end(tree, n);
-    (n..end).any(|i| {
-        tree.tag(i) == Some(Tag::Table)
-            && headed[i as usize]
-            && good[i as usize] >= 0.7 * good[n as usize]
+    holds_mostly(tree, n, good, |i| {
+        tree.tag(i) == Some(Tag::Table) && headed[i as usize]
     })
+}
+
+/// Whether an element of `n`'s subtree (`n` too) that `is` accepts holds at least 70 %
+/// of `n`'s content.
+fn holds_mostly(tree: &Tree, n: u32, good: &[f64], is: impl Fn(u32) -> bool) -> bool {
+    let end = super::markdown::subtree_end(tree, n);
+    (n..end).any(|i| is(i) && good[i as usize] >= 0.7 * good[n as usize])
 }
 
 /// Whether most of `n`'s content is one definition list (DocBook's `div.variablelist`:
 /// a reference's terms and what each means, between the section's introduction and its
 /// notes).
 fn holds_definitions(tree: &Tree, n: u32, good: &[f64]) -> bool {
-    let end = super::markdown::subtree_end(tree, n);
-    (n..end).any(|i| tree.tag(i) == Some(Tag::Dl) && good[i as usize] >= 0.7 * good[n as usize])
+    holds_mostly(tree, n, good, |i| tree.tag(i) == Some(Tag::Dl))
 }
 
 /// Whether `n` is an `<h1>` that names the site, not the page: all its text (or its logo
