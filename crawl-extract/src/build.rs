@@ -1201,9 +1201,6 @@ impl<'a> Sink<'a> for Builder {
 }
 
 impl Builder {
-    /// A disabled checkbox that opens a list item (GFM's task list, as MkDocs, pymdownx
-    /// and GitHub render it: `<li><input type=checkbox checked disabled> Done`, maybe in a
-    /// `<label>`) marks the item a task, done or not; the form control itself is dropped.
     /// Notes the form open around a control a reader fills or presses (not an
     /// `<input type="hidden">`): a form without one is a wrapper (Reddit writes each
     /// comment's text in a `<form class="usertext">` holding only hidden inputs).
@@ -1228,6 +1225,9 @@ impl Builder {
         }
     }
 
+    /// A disabled checkbox that opens a list item (GFM's task list, as MkDocs, pymdownx
+    /// and GitHub render it: `<li><input type=checkbox checked disabled> Done`, maybe in a
+    /// `<label>`) marks the item a task, done or not; the form control itself is dropped.
     fn task_box(&mut self, raw: &[RawAttr<'_>]) {
         let has = |name: &str| raw.iter().any(|a| a.name.eq_ignore_ascii_case(name));
         let checkbox = raw.iter().any(|a| {
