@@ -133,6 +133,17 @@ const CHROME_WORDS: &[&str] = &[
     "userextras",
     "usertitle",
 ];
+/// Chrome words that name other content than the page's (a shelf), not a place on it.
+const OTHER_CONTENT_WORDS: &[&str] = &[
+    "related",
+    "promo",
+    "recommended",
+    "recommendations",
+    "trending",
+    "outbrain",
+    "taboola",
+    "sponsored",
+];
 /// Words that mark cookie/consent banners: chrome even when they hold most of the
 /// prose of a page whose real content is short (only `<main>`/`<article>`/`<h1>` guard).
 const CONSENT_WORDS: &[&str] = &[
@@ -1395,6 +1406,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // `div.comment.cmt` under each member's signature, TypeDoc's `div.tsd-comment`), not
     // a comment thread, which comes once, after the text. Not on an article or a forum.
     let doc_comments = !article_page && !forum_page && doc_comments(tree, &hints, &prose);
+    // The page's first title, in document order.
+    let first_title = (1..len)
+        .find(|&i| title[i] && !tree.nodes[i].hidden)
+        .unwrap_or(usize::MAX);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     // Inside a block removed so far (nodes are in document order, parents first).
@@ -1448,7 +1463,22 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // sidebar of widgets can outweigh a short post, but a wrapper holds the post.
         let class_wrapper = share >= CLASS_CHROME_MAX
             && !(prose_share < CLASS_WRAPPER_PROSE_MIN && outside >= WRAPPER_PROSE_OUTSIDE);
-        if comments || !wrapper && (hint == 2 || (hint == 1 && !class_wrapper)) {
+        // A block named as other content (`promo_holder`, `related-stories`) after the
+        // page's title, which it does not hold, with a post's worth of prose outside it:
+        // a shelf, however much it holds (a slideshow of ten stories under an article), as
+        // comments after the text are. A layout word (`with-sidebar`) names no content.
+        let shelf = hint == 1
+            && h1s[i] == 0
+            && !landmark[i]
+            && first_title < i
+            && outside >= COMMENTS_AFTER_TEXT
+            && tree.attrs(i as u32).is_some_and(|a| {
+                a.class
+                    .split_ascii_whitespace()
+                    .chain(a.id.split_ascii_whitespace())
+                    .any(|t| has_word(t, OTHER_CONTENT_WORDS))
+            });
+        if comments || shelf || !wrapper && (hint == 2 || (hint == 1 && !class_wrapper)) {
             removed[i] = true;
             dead[i] = true;
         }

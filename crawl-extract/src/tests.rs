@@ -3519,3 +3519,34 @@ fn a_form_without_controls_wraps_text() {
     );
     assert!(!m.contains("Subscribe to our newsletter"), "{m}");
 }
+
+#[test]
+fn a_shelf_of_other_stories_after_the_article_goes_however_long() {
+    // The article under its `<h1>`, then a block named as other content (a promo
+    // slideshow of ten stories) that outweighs it: a shelf, not the page's text. A
+    // layout word (`with-sidebar`) on a wrapper after the title is no such name.
+    let page = |class: &str| {
+        let shelf: String = (0..10)
+            .map(|k| {
+                format!(
+                    "<li><h4>Other story {k}</h4>{}</li>",
+                    para("another story told")
+                )
+            })
+            .collect();
+        format!(
+            "<html><body><div class='head'><h1>The article's title</h1></div>\
+             <div class='body'>{}{}{}{}</div>\
+             <p>Also on the site:</p><div class='{class}'><ul>{shelf}</ul></div></body></html>",
+            para("the article begins"),
+            para("the article goes on"),
+            para("the article turns"),
+            para("the article ends"),
+        )
+    };
+    let m = md(&page("promo_holder clearfix"));
+    assert!(m.contains("the article begins"), "{m}");
+    assert!(!m.contains("another story told"), "{m}");
+    let m = md(&page("with-sidebar"));
+    assert!(m.contains("another story told"), "{m}");
+}
