@@ -2166,10 +2166,20 @@ fn with_title(
                     .is_some_and(|l| l > 1 && path_level.is_none_or(|pl| l <= pl))
                 && 2 * lead.link[c as usize].saturating_sub(lead.hlink[c as usize])
                     <= lead.text[c as usize];
+            // So is a block that opens with a paragraph and is not mostly links: the
+            // description a reference page gives under its title, with its example and
+            // its cross-references (Scaladoc's `div#comment` with its "Source" and "See
+            // also" links and its supertypes under it).
+            let described = p == a
+                && !removed[c as usize]
+                && first_element(tree, c).is_some_and(|f| tree.tag(f) == Some(Tag::P))
+                && f64::from(lead.ptext[c as usize]) >= SECTION_PROSE_MIN
+                && 2 * lead.link[c as usize] <= lead.text[c as usize];
             let sub_title = after_head
                 && !after_path
                 && (titled && title_block(lead, removed, c) && (p == a || heading_block(lead, c))
                     || section
+                    || described
                     || p == a && lead.is(c, removed)
                     || tree.tag(c) == Some(Tag::Pre) && !removed[c as usize]);
             let kept = c == x || p == a && c == head || sub_title || notes.contains(&c);

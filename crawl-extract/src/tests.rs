@@ -3550,3 +3550,47 @@ fn a_shelf_of_other_stories_after_the_article_goes_however_long() {
     let m = md(&page("with-sidebar"));
     assert!(m.contains("another story told"), "{m}");
 }
+
+#[test]
+fn a_reference_pages_description_under_its_title_is_kept_with_its_links() {
+    // Scaladoc 2.11: the title block, the signature, then the type's description (a
+    // paragraph with cross-references, an example, its "Source" and "See also" links and
+    // its supertypes), then the members, which hold most of the text.
+    let links: String = (0..2)
+        .map(|k| format!("<a href='T{k}.html' class='extype'>scala.collection.Trait{k}</a>, "))
+        .collect();
+    let members: String = (0..12)
+        .map(|k| {
+            format!(
+                "<li><h4 class='signature'>def member{k}(x: Int): Int</h4>\
+                 <div class='fullcomment'><div class='comment cmt'>{}</div></div></li>",
+                para(&format!("what member {k} does"))
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body class='type'><div id='definition'><p id='owner'><a href='p.html'>scala</a></p>\
+         <h1><a href='X$.html'>Logger</a></h1><h3>Related Docs: <a href='X$.html'>object Logger</a> \
+         | <a href='package.html'>package process</a></h3></div>\
+         <h4 id='signature' class='signature'>trait Logger extends <a href='AnyRef.html'>AnyRef</a></h4>\
+         <div id='comment' class='fullcommenttop'><div class='comment cmt'>\
+         <p>Encapsulates the output of a running process. This is used by \
+         <a href='B.html'>scala.sys.process.ProcessBuilder</a> when starting one, as an \
+         alternative to <a href='I.html'>scala.sys.process.ProcessIO</a>, harder to use.</p>\
+         <pre>val logger = Logger(line => count += 1)</pre></div>\
+         <dl class='attributes block'><dt>Source</dt><dd><a href='https://g/L.scala'>Logger.scala</a></dd>\
+         <dt>See also</dt><dd><p><a href='B.html'>scala.sys.process.ProcessBuilder</a></p></dd></dl>\
+         <div class='toggleContainer block'><span class='toggle'>Known Subclasses</span>\
+         <div class='subClasses'>{links}</div></div></div>\
+         <div id='template'><div class='values members'><h3>Value Members</h3><ol>{members}</ol></div></div>\
+         </body></html>"
+    );
+    let m = md(&html);
+    assert!(m.contains("# [Logger]"), "{m}");
+    assert!(m.contains("what member 3 does"), "{m}");
+    assert!(
+        m.contains("Encapsulates the output of a running process"),
+        "{m}"
+    );
+    assert!(m.contains("val logger = Logger"), "{m}");
+}
