@@ -1692,6 +1692,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 && matches!(tree.tag(i as u32), Some(Tag::P | Tag::Div))
                 && bare_address(tree, i as u32))
             && !in_described_row(tree, i as u32, &text, &link, &removed)
+            // Nor a paragraph that is all of a definition's description: the value of its
+            // term (Scaladoc's "See also" over `<dd><span><p><a>ProcessBuilder</a></p>`).
+            && !(tree.tag(i as u32) == Some(Tag::P) && sole_in_description(tree, i as u32))
         {
             removed[i] = true;
         }
@@ -2700,6 +2703,22 @@ fn one_link_paragraph(tree: &Tree, mut n: u32, in_link: &[bool]) -> bool {
             Some(([c, _], 1)) => n = c,
             _ => return false,
         }
+    }
+    false
+}
+
+/// Whether `n` is, through wrappers that hold it alone (up to [`LIST_WRAP_DEPTH`]), all
+/// of a `<dd>`'s content.
+fn sole_in_description(tree: &Tree, mut n: u32) -> bool {
+    for _ in 0..LIST_WRAP_DEPTH {
+        let p = tree.nodes[n as usize].parent;
+        if p == NONE || !matches!(elements(tree, p), Some(([c, _], 1)) if c == n) {
+            return false;
+        }
+        if tree.tag(p) == Some(Tag::Dd) {
+            return true;
+        }
+        n = p;
     }
     false
 }

@@ -3594,3 +3594,29 @@ fn a_reference_pages_description_under_its_title_is_kept_with_its_links() {
     );
     assert!(m.contains("val logger = Logger"), "{m}");
 }
+
+#[test]
+fn a_definitions_description_of_one_link_is_kept() {
+    // Sphinx's field lists ("Return type:" over `<dd><p><a>Connection</a></p></dd>`,
+    // "Email:" over an address) and Scaladoc's "See also": the link is the term's value,
+    // not a menu.
+    let html = format!(
+        "<html><body><div role='main'><h1>sqlite3</h1>{}<h2>Module functions</h2>\
+         <dl class='py function'><dt>sqlite3.connect(database)</dt>\
+         <dd><p>Open a connection to an SQLite database.</p>\
+         <dl class='field-list simple'><dt class='field-odd'>Parameters:</dt>\
+         <dd class='field-odd'><ul><li><p><strong>database</strong> (<a href='#p'><em>str</em></a>) \
+         – The path to the database file to be opened.</p></li></ul></dd>\
+         <dt class='field-even'>Return type:</dt>\
+         <dd class='field-even'><p><a class='reference internal' href='#sqlite3.Connection'>\
+         Connection</a></p></dd>\
+         <dt>See also</dt><dd><span class='cmt'><p><a href='B.html'>scala.sys.process.ProcessBuilder</a>\
+         </p></span></dd></dl></dd></dl>{}</div></body></html>",
+        para("the module stores data"),
+        para("the module closes it"),
+    );
+    let m = md(&html);
+    assert!(m.contains("Return type:"), "{m}");
+    assert!(m.contains("[Connection]"), "{m}");
+    assert!(m.contains("[scala.sys.process.ProcessBuilder]"), "{m}");
+}
