@@ -1565,6 +1565,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     let mut in_heading = vec![false; len];
     // Inside a list under its own heading, kept however link-dense (R51 through wrappers).
     let mut in_section_list = vec![false; len];
+    let mut in_sole_link = vec![false; len];
     // Inside a "See also" admonition (Sphinx's `div.admonition.seealso`, in every theme):
     // the text's own cross-references under their title, however link-dense ("See also"
     // over one link, `<p><a>Example Google Style Python Docstrings</a></p>`). Not any
@@ -1591,6 +1592,18 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 && (list_wrapper(tree, i as u32, &in_link) && after_heading(tree, i as u32)
                     || titled_list(tree, i as u32, &in_link))
                 && !local_toc(tree, i as u32);
+        // A section's whole body that is one link (git's "SEE ALSO" over `div.sectionbody
+        // > div.paragraph > p > a`, R's over `<p><code><a>attributes</a></code></p>`,
+        // a README's "License" over its one link): what the section refers to, with the
+        // wrappers it is written in; not on an article, whose titled single links are its
+        // site's ("Read next").
+        in_sole_link[i] = in_sole_link[p]
+            || !article_page
+                && matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section | Tag::P))
+                && link[i] as f64 > 0.8 * text[i] as f64
+                && one_link_paragraph(tree, i as u32, &in_link)
+                && after_heading(tree, i as u32)
+                && closes_section(tree, i as u32);
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_data_table[i] = in_data_table[p]
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
@@ -1692,6 +1705,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 && matches!(tree.tag(i as u32), Some(Tag::P | Tag::Div))
                 && bare_address(tree, i as u32))
             && !in_described_row(tree, i as u32, &text, &link, &removed)
+            && !in_sole_link[i]
             // Nor a paragraph that is all of a definition's description: the value of its
             // term (Scaladoc's "See also" over `<dd><span><p><a>ProcessBuilder</a></p>`).
             && !(tree.tag(i as u32) == Some(Tag::P) && sole_in_description(tree, i as u32))
@@ -2822,6 +2836,21 @@ fn local_toc(tree: &Tree, n: u32) -> bool {
 /// Whether the element before `n` among its siblings is a heading.
 fn after_heading(tree: &Tree, n: u32) -> bool {
     matches!(previous(tree, n), Previous::Element(_, h) if heading_like(tree, h))
+}
+
+/// Whether nothing but a heading (or a block opening with one) follows `n` among its
+/// siblings: `n` is the last block of its section.
+fn closes_section(tree: &Tree, n: u32) -> bool {
+    let mut s = tree.nodes[n as usize].next_sibling;
+    while s != NONE {
+        match tree.tag(s) {
+            Some(_) => return heading_like(tree, s) || starts_with_heading(tree, s),
+            None if tree.text_of(s).is_some_and(|t| !t.trim().is_empty()) => return false,
+            None => {}
+        }
+        s = tree.nodes[s as usize].next_sibling;
+    }
+    true
 }
 
 /// Whether the last text inside `n` ends with a colon.

@@ -3620,3 +3620,37 @@ fn a_definitions_description_of_one_link_is_kept() {
     assert!(m.contains("[Connection]"), "{m}");
     assert!(m.contains("[scala.sys.process.ProcessBuilder]"), "{m}");
 }
+
+#[test]
+fn a_sections_whole_body_of_one_link_is_kept() {
+    // git's manual pages: "SEE ALSO" over `div.sectionbody > div.paragraph > p` of one
+    // link; R's help pages: "See Also" over `<p><code><a>attributes</a></code></p>`
+    // before the next section.
+    let sect = |title: &str, body: &str| {
+        format!("<div class='sect1'><h2>{title}</h2><div class='sectionbody'>{body}</div></div>")
+    };
+    let html = format!(
+        "<html><body><div id='header'><h1>git-am(1)</h1></div><div id='content'>{}{}{}{}</div>\
+         <div id='footer'>Last updated 2024</div></body></html>",
+        sect("DESCRIPTION", &para("splits mail messages in a mailbox")),
+        sect("OPTIONS", &para("the options change how the patches apply")),
+        sect(
+            "SEE ALSO",
+            "<div class='paragraph'><p><a href='git-apply.html'>git-apply(1)</a>.</p></div>"
+        ),
+        sect(
+            "GIT",
+            "<div class='paragraph'><p>Part of the <a href='git.html'>git(1)</a> suite</p></div>"
+        ),
+    );
+    let m = md(&html);
+    assert!(m.contains("[git-apply(1)]"), "{m}");
+    let html = format!(
+        "<html><body><div class='container'><h2>Object Attributes</h2>{}<h3>See Also</h3>\
+         <p><code><a href='attributes.html'>attributes</a></code></p><h3>Examples</h3>\
+         <pre><code>x &lt;- 1:10</code></pre></div></body></html>",
+        para("get or set specific attributes of an object")
+    );
+    let m = md(&html);
+    assert!(m.contains("[`attributes`]"), "{m}");
+}

@@ -2713,8 +2713,15 @@ fn an_address_on_a_line_of_its_own_is_kept() {
         m.contains("published packages?\n\n[https://www.npmjs.com/](https://www.npmjs.com/)\n"),
         "{m}"
     );
-    // A paragraph of one link that names its page is still a menu entry.
+    // A paragraph of one link that names its page is the answer too, as the whole body
+    // of its section (`a_sections_whole_body_of_one_link_is_kept`); beside other text of
+    // the section it is still a menu entry.
     let body = body.replace(">https://www.npmjs.com/<", ">Browse the npm website<");
+    assert!(md(&docusaurus(&body)).contains("packages?\n\n[Browse the npm website]"));
+    let body = body.replace(
+        "</a></p><h3 class='anchor' id='see-also'>",
+        "</a></p><p>The website lists every package.</p><h3 class='anchor' id='see-also'>",
+    );
     assert!(!md(&docusaurus(&body)).contains("Browse the npm"));
 }
 
