@@ -1598,11 +1598,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // wrappers it is written in; not on an article, whose titled single links are its
         // site's ("Read next").
         in_sole_link[i] = in_sole_link[p]
-            || !article_page
-                && matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section | Tag::P))
+            || matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section | Tag::P))
                 && link[i] as f64 > 0.8 * text[i] as f64
                 && one_link_paragraph(tree, i as u32, &in_link)
-                && after_heading(tree, i as u32)
+                && after_title(tree, i as u32, article_page)
                 && closes_section(tree, i as u32);
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_data_table[i] = in_data_table[p]
@@ -2836,6 +2835,21 @@ fn local_toc(tree: &Tree, n: u32) -> bool {
 /// Whether the element before `n` among its siblings is a heading.
 fn after_heading(tree: &Tree, n: u32) -> bool {
     matches!(previous(tree, n), Previous::Element(_, h) if heading_like(tree, h))
+}
+
+/// Whether the sibling before `n` is a heading, or a heading's title block: the heading
+/// alone in its wrapper, or beside its own permalinks (Starlight's
+/// `div.sl-heading-wrapper > h2 + a[href="#id"]`).
+/// On an article only the last: a document's section, where a teaser's headline has no
+/// anchor of its own.
+fn after_title(tree: &Tree, n: u32, article: bool) -> bool {
+    match previous(tree, n) {
+        Previous::Element(_, h) => {
+            permalinked_heading(tree, h)
+                || !article && (heading_like(tree, h) || heading_wrapper(tree, h))
+        }
+        _ => false,
+    }
 }
 
 /// Whether nothing but a heading (or a block opening with one) follows `n` among its

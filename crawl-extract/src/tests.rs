@@ -3653,4 +3653,22 @@ fn a_sections_whole_body_of_one_link_is_kept() {
     );
     let m = md(&html);
     assert!(m.contains("[`attributes`]"), "{m}");
+    // Starlight (`og:type` article): a heading beside its own permalink is a section of
+    // the document; a README's "License" over its one link. On an article a heading
+    // without one over a single link is its site's ("Read next").
+    let page = |license: &str| {
+        format!(
+            "<html><head><meta property='og:type' content='article'></head><body><main>\
+             <h1>ajv</h1>{}{}{license}<p><a href='./LICENSE'>MIT</a></p></main></body></html>",
+            para("the fastest JSON validator for Node.js and browser"),
+            para("it supports the JSON Schema drafts"),
+        )
+    };
+    let m = md(&page(
+        "<div class='sl-heading-wrapper level-h2'><h2 id='license'>License</h2>\
+         <a class='sl-anchor-link' href='#license'><span class='sr-only'>Section titled License</span></a></div>",
+    ));
+    assert!(m.contains("## License\n\n[MIT]"), "{m}");
+    let m = md(&page("<h2>Read next</h2>"));
+    assert!(!m.contains("[MIT]"), "{m}");
 }
