@@ -1597,12 +1597,16 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // a README's "License" over its one link): what the section refers to, with the
         // wrappers it is written in; not on an article, whose titled single links are its
         // site's ("Read next").
+        // So is one link a sentence introduces ("Crash is available at the following
+        // URL:" over reST's indented `<blockquote><div><p><a>https://…</a>`).
         in_sole_link[i] = in_sole_link[p]
-            || matches!(tree.tag(i as u32), Some(Tag::Div | Tag::Section | Tag::P))
-                && link[i] as f64 > 0.8 * text[i] as f64
+            || matches!(
+                tree.tag(i as u32),
+                Some(Tag::Div | Tag::Section | Tag::P | Tag::Blockquote)
+            ) && link[i] as f64 > 0.8 * text[i] as f64
                 && one_link_paragraph(tree, i as u32, &in_link)
-                && after_title(tree, i as u32, article_page)
-                && closes_section(tree, i as u32);
+                && (after_title(tree, i as u32, article_page) && closes_section(tree, i as u32)
+                    || after_colon(tree, i as u32));
         let is_list = matches!(tree.tag(i as u32), Some(Tag::Ul | Tag::Ol | Tag::Dl));
         in_data_table[i] = in_data_table[p]
             || headed[i] && sole_table(tree, i as u32).is_some_and(|t| headed[t as usize]);
@@ -2850,6 +2854,12 @@ fn after_title(tree: &Tree, n: u32, article: bool) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether the sibling before `n` is a paragraph ending with a colon: `n` is what it
+/// introduces.
+fn after_colon(tree: &Tree, n: u32) -> bool {
+    matches!(previous(tree, n), Previous::Element(Tag::P, q) if ends_with_colon(tree, q))
 }
 
 /// Whether nothing but a heading (or a block opening with one) follows `n` among its

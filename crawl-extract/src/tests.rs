@@ -3672,3 +3672,24 @@ fn a_sections_whole_body_of_one_link_is_kept() {
     let m = md(&page("<h2>Read next</h2>"));
     assert!(!m.contains("[MIT]"), "{m}");
 }
+
+#[test]
+fn one_link_a_sentence_introduces_is_kept() {
+    // reST's indented block after "…at the following URL:" is a blockquote of one link
+    // (the kernel's and Python's documentation): what the sentence points to.
+    let html = format!(
+        "<html><body><div role='main'><section id='kdump'><h1>Kdump</h1>{}\
+         <p>You can also use the Crash utility to analyze dump files in Kdump format. Crash \
+         is available at the following URL:</p><blockquote><div><p>\
+         <a class='reference external' href='https://github.com/crash-utility/crash'>\
+         https://github.com/crash-utility/crash</a></p></div></blockquote>\
+         <p>Crash document can be found at:</p>{}</section></div></body></html>",
+        para("kdump uses kexec to boot into a second kernel"),
+        para("the dump is written to a file"),
+    );
+    let m = md(&html);
+    assert!(
+        m.contains("](https://github.com/crash-utility/crash)"),
+        "{m}"
+    );
+}
