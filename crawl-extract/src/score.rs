@@ -389,6 +389,13 @@ fn doc_comments(tree: &Tree, hints: &[u8], prose: &[u32]) -> bool {
     count >= DOC_COMMENTS_MIN
 }
 
+/// The tokens of an element's class list and id.
+fn class_and_id(a: &Attrs) -> impl Iterator<Item = &str> {
+    a.class
+        .split_ascii_whitespace()
+        .chain(a.id.split_ascii_whitespace())
+}
+
 /// Whether a class/id token names a discussion (`Discussion`, `thread-view`): its first
 /// word does (`category-open-thread` is a subject, not the page's structure).
 fn is_forum_token(tok: &str) -> bool {
@@ -1380,12 +1387,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         prose[p] = prose[p].saturating_add(prose[i]);
         landmark[p] |= landmark[i];
         if h1s[i] > 0 && !forum_page {
-            forum_page = tree.attrs(i as u32).is_some_and(|a| {
-                a.class
-                    .split_ascii_whitespace()
-                    .chain(a.id.split_ascii_whitespace())
-                    .any(is_forum_token)
-            });
+            forum_page = tree
+                .attrs(i as u32)
+                .is_some_and(|a| class_and_id(a).any(is_forum_token));
         }
     }
     let total = raw[0].max(1);
@@ -1472,12 +1476,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
             && !landmark[i]
             && first_title < i
             && outside >= COMMENTS_AFTER_TEXT
-            && tree.attrs(i as u32).is_some_and(|a| {
-                a.class
-                    .split_ascii_whitespace()
-                    .chain(a.id.split_ascii_whitespace())
-                    .any(|t| has_word(t, OTHER_CONTENT_WORDS))
-            });
+            && tree
+                .attrs(i as u32)
+                .is_some_and(|a| class_and_id(a).any(|t| has_word(t, OTHER_CONTENT_WORDS)));
         if comments || shelf || !wrapper && (hint == 2 || (hint == 1 && !class_wrapper)) {
             removed[i] = true;
             dead[i] = true;
@@ -1595,8 +1596,8 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // A section's whole body that is one link (git's "SEE ALSO" over `div.sectionbody
         // > div.paragraph > p > a`, R's over `<p><code><a>attributes</a></code></p>`,
         // a README's "License" over its one link): what the section refers to, with the
-        // wrappers it is written in; not on an article, whose titled single links are its
-        // site's ("Read next").
+        // wrappers it is written in. On an article only under a permalinked heading
+        // ([`after_title`]): its other titled single links are its site's ("Read next").
         // So is one link a sentence introduces ("Crash is available at the following
         // URL:" over reST's indented `<blockquote><div><p><a>https://…</a>`).
         in_sole_link[i] = in_sole_link[p]
