@@ -1307,9 +1307,11 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     let mut in_p = vec![false; len];
     let mut in_link = vec![false; len];
     // The page's titles: its `<h1>`s but a site's name linking home (hidden ones were
-    // pruned, or are childless and marked).
+    // pruned, or are childless and marked), and but one inside a link: a card's headline
+    // or a section's name linking to it (`<a href="/blogs/worldviews"><h1>WorldViews</h1>
+    // </a>` over a blog post's own `<h1>`).
     let title: Vec<bool> = (0..len as u32)
-        .map(|i| tree.tag(i) == Some(Tag::H1) && !is_logo_h1(tree, i))
+        .map(|i| tree.tag(i) == Some(Tag::H1) && !is_logo_h1(tree, i) && !inside_link(tree, i))
         .collect();
     let mut page_h1s = 0u32;
     for i in 1..len {
@@ -2443,6 +2445,18 @@ pub(crate) fn is_logo_h1(tree: &Tree, n: u32) -> bool {
                 .and_then(|a| a.href.as_deref())
                 .is_some_and(is_home_href)
     })
+}
+
+/// Whether `n` lies inside a link: a card whose whole face links elsewhere.
+fn inside_link(tree: &Tree, n: u32) -> bool {
+    let mut a = tree.nodes[n as usize].parent;
+    while a != NONE && a != 0 {
+        if tree.tag(a) == Some(Tag::A) {
+            return true;
+        }
+        a = tree.nodes[a as usize].parent;
+    }
+    false
 }
 
 /// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`, a

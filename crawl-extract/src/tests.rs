@@ -3693,3 +3693,27 @@ fn one_link_a_sentence_introduces_is_kept() {
         "{m}"
     );
 }
+
+#[test]
+fn an_h1_inside_a_link_is_not_the_pages_title() {
+    // A blog's masthead names it in an `<h1>` inside a link to the blog; the post under it
+    // has its own `<h1>` in its `<article>`, which is the page's title.
+    let html = format!(
+        "<html><body><div id='masthead'><a href='/blogs/worldviews'><div class='sectionTitle'>\
+         <h1>WorldViews</h1><h2>By the foreign desk</h2></div></a></div>\
+         <div class='comments-link'><a href='#comments'>Comments</a></div>\
+         <article class='post hentry'><header class='entry-header'>\
+         <h1 class='entry-title'>Swedish town exports its unemployed</h1>\
+         <div class='entry-meta'><p class='wp-byline'>Posted by <a href='/olga'>Olga</a> \
+         on October 31</p></div></header>\
+         <div class='utility-bar'><ul><li><a href='#'>A-</a></li><li><a href='#'>A+</a></li></ul></div>\
+         <div class='entry-content'>{}{}{}</div></article></body></html>",
+        para("the town pays for the trip north"),
+        para("jobs wait across the border"),
+        para("the mayor calls it a success"),
+    );
+    let m = md(&html);
+    assert!(m.contains("# Swedish town exports its unemployed"), "{m}");
+    assert!(m.contains("jobs wait across the border"), "{m}");
+    assert!(!m.contains("WorldViews"), "{m}");
+}
