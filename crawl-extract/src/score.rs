@@ -916,7 +916,12 @@ fn link_items(tree: &Tree, p: u32, in_link: &[bool]) -> Option<(usize, bool)> {
             continue;
         };
         commas |= t.contains([',', ';', '\n']);
-        let item = |w: &str| w.chars().all(|c| c == '.') || manual_page(w);
+        // Brackets around a link are not words (`&lt;<a href="mailto:…">…</a>&gt;`).
+        let item = |w: &str| {
+            w.chars()
+                .all(|c| matches!(c, '.' | '<' | '>' | '(' | ')' | '[' | ']'))
+                || manual_page(w)
+        };
         if !t
             .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
             .all(item)

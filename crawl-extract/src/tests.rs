@@ -3692,6 +3692,15 @@ fn one_link_a_sentence_introduces_is_kept() {
         m.contains("](https://github.com/crash-utility/crash)"),
         "{m}"
     );
+    // An address between angle brackets is one link too (a driver's "Authors:").
+    let html = html.replace(
+        "<p>Crash document can be found at:</p>",
+        "<p>Authors:</p><blockquote><div><p>&lt;<a class='reference external' \
+         href='mailto:tomer.maimon%40nuvoton.com'>tomer.maimon@nuvoton.com</a>&gt;</p>\
+         </div></blockquote>",
+    );
+    let m = md(&html);
+    assert!(m.contains("tomer.maimon@nuvoton.com"), "{m}");
 }
 
 #[test]
