@@ -1315,16 +1315,21 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // pruned, or are childless and marked), and but one inside a link: a card's headline
     // or a section's name linking to it (`<a href="/blogs/worldviews"><h1>WorldViews</h1>
     // </a>` over a blog post's own `<h1>`).
-    let title: Vec<bool> = (0..len as u32)
-        .map(|i| tree.tag(i) == Some(Tag::H1) && !is_logo_h1(tree, i) && !inside_link(tree, i))
-        .collect();
+    let mut title = vec![false; len];
+    // The page's first title, in document order.
+    let mut first_title = usize::MAX;
     let mut page_h1s = 0u32;
     for i in 1..len {
-        page_h1s += u32::from(!tree.nodes[i].hidden && title[i]);
         let p = tree.nodes[i].parent as usize;
         in_article[i] =
             in_article[p] || matches!(tree.tag(p as u32), Some(Tag::Article | Tag::Main));
         in_link[i] = in_link[p] || tree.tag(p as u32) == Some(Tag::A);
+        title[i] =
+            tree.tag(i as u32) == Some(Tag::H1) && !in_link[i] && !is_logo_h1(tree, i as u32);
+        if title[i] && !tree.nodes[i].hidden {
+            page_h1s += 1;
+            first_title = first_title.min(i);
+        }
         // Prose is paragraph text outside links: a paragraph inside a link is a teaser.
         in_p[i] = (in_p[p]
             || matches!(
@@ -1417,10 +1422,6 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
     // `div.comment.cmt` under each member's signature, TypeDoc's `div.tsd-comment`), not
     // a comment thread, which comes once, after the text. Not on an article or a forum.
     let doc_comments = !article_page && !forum_page && doc_comments(tree, &hints, &prose);
-    // The page's first title, in document order.
-    let first_title = (1..len)
-        .find(|&i| title[i] && !tree.nodes[i].hidden)
-        .unwrap_or(usize::MAX);
     // Pass 2: chrome, guarded so a page-wide wrapper is never taken for chrome.
     let mut in_comments = vec![false; len];
     // Inside a block removed so far (nodes are in document order, parents first).
@@ -2450,18 +2451,6 @@ pub(crate) fn is_logo_h1(tree: &Tree, n: u32) -> bool {
                 .and_then(|a| a.href.as_deref())
                 .is_some_and(is_home_href)
     })
-}
-
-/// Whether `n` lies inside a link: a card whose whole face links elsewhere.
-fn inside_link(tree: &Tree, n: u32) -> bool {
-    let mut a = tree.nodes[n as usize].parent;
-    while a != NONE && a != 0 {
-        if tree.tag(a) == Some(Tag::A) {
-            return true;
-        }
-        a = tree.nodes[a as usize].parent;
-    }
-    false
 }
 
 /// Whether a link goes to a site's home page: `/`, `https://host/`, `index.html`, a
