@@ -604,7 +604,7 @@ fn attr_hint(tree: &Tree, n: u32, tag: Tag, a: &Attrs, in_article: bool) -> u8 {
             // `member-signature` under the member's heading); a post's signature follows
             // the post, a block. Inline parts named after a signature are a type
             // signature's (TypeDoc's `span.tsd-signature-type`, `-symbol`, `-keyword`).
-            _ if is_signature(tok) && (tag == Tag::Span || opens_section(tree, n)) => {}
+            _ if is_signature(tok) && (tag == Tag::Span || declaration(tree, n)) => {}
             // A class built from the box's title (docutils' admonitions:
             // `admonition-you-can-t-share-pickles-between-versions` over "You can't share
             // pickles between versions") names its subject, as such an id does.
@@ -747,6 +747,27 @@ fn has_word(tok: &str, any: &[&str]) -> bool {
 /// Whether a class token names a signature (`post-signature`, `member-signature`).
 fn is_signature(tok: &str) -> bool {
     has_word(tok, &["signature", "signatures"])
+}
+
+/// Whether a signature block `n` stands where a declaration does: opening its section,
+/// right after a heading however wrapped (TypeDoc's `div.tsd-page-title > h1` then
+/// `div.tsd-signature` on a type's page), or before the sections it heads (TypeDoc's
+/// interface declaration, then `section > h4` "Type Parameters"). A post's signature ends
+/// the post: nothing but chrome follows it, and prose comes before it.
+fn declaration(tree: &Tree, n: u32) -> bool {
+    if opens_section(tree, n) {
+        return true;
+    }
+    if let Previous::Element(_, h) = previous(tree, n) {
+        let end = super::markdown::subtree_end(tree, h);
+        let last = (h + 1..end)
+            .rev()
+            .find(|&i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()));
+        if last.is_some_and(|t| in_heading(tree, t)) {
+            return true;
+        }
+    }
+    heading_follows(tree, n) == Some(true)
 }
 
 /// Whether `n` comes first in its parent, or right after a heading or a rule.
@@ -2874,16 +2895,22 @@ fn after_colon(tree: &Tree, n: u32) -> bool {
 /// Whether nothing but a heading (or a block opening with one) follows `n` among its
 /// siblings: `n` is the last block of its section.
 fn closes_section(tree: &Tree, n: u32) -> bool {
+    heading_follows(tree, n).unwrap_or(true)
+}
+
+/// Whether what follows `n` among its siblings, blank text aside, is a heading or opens
+/// with one; `None` when nothing does.
+fn heading_follows(tree: &Tree, n: u32) -> Option<bool> {
     let mut s = tree.nodes[n as usize].next_sibling;
     while s != NONE {
         match tree.tag(s) {
-            Some(_) => return heading_like(tree, s) || starts_with_heading(tree, s),
-            None if tree.text_of(s).is_some_and(|t| !t.trim().is_empty()) => return false,
+            Some(_) => return Some(heading_like(tree, s) || starts_with_heading(tree, s)),
+            None if tree.text_of(s).is_some_and(|t| !t.trim().is_empty()) => return Some(false),
             None => {}
         }
         s = tree.nodes[s as usize].next_sibling;
     }
-    true
+    None
 }
 
 /// Whether the last text inside `n` ends with a colon.

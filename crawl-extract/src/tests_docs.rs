@@ -1184,6 +1184,61 @@ fn an_api_signature_is_content() {
 }
 
 #[test]
+fn a_declaration_between_a_title_and_its_sections_is_content() {
+    // TypeDoc: a type alias's declaration right after the title block (breadcrumbs, then
+    // the `<h1>`); an interface's after its description and before the sections it heads.
+    // Neither opens its section, and `signature` names a post's signature: both went
+    // (256 of date-fns' 530 pages).
+    let title = |name: &str| {
+        format!(
+            "<div class='tsd-page-title'><ul class='tsd-breadcrumb'><li><a href='../modules.html'>date-fns</a></li>\
+             <li><a href='{name}.html'>{name}</a></li></ul><h1>{name}</h1></div>"
+        )
+    };
+    let m = md(&format!(
+        "<div class='col-content'>{}<div class='tsd-signature'>ContextFn: (value: \
+         <a href='DateArg.html'>DateArg</a>) =&gt; DateType</div>\
+         <div class='tsd-comment'><p>{}</p></div>\
+         <section class='tsd-panel'><h4>Type Parameters</h4><ul><li>DateType extends Date</li></ul></section></div>",
+        title("ContextFn"),
+        "The function to create a date in the context of another date. ".repeat(3)
+    ));
+    assert!(m.contains("ContextFn: (value:"), "{m}");
+    let m = md(&format!(
+        "<div class='col-content'>{}<section class='tsd-comment'><p>{}</p></section>\
+         <div class='tsd-signature'>interface AddDaysOptions {{<br>in?: \
+         <a href='ContextFn.html'>ContextFn</a>;<br>}}</div>\
+         <section class='tsd-panel'><h4>Type Parameters</h4><ul><li>DateType extends Date</li></ul></section>\
+         <section><h2>Properties</h2><h3>in</h3><p>{}</p></section></div>",
+        title("AddDaysOptions"),
+        "The addDays function options, each of them optional. ".repeat(3),
+        "The context to use in the function, which normalizes its arguments. ".repeat(3)
+    ));
+    assert!(m.contains("interface AddDaysOptions {"), "{m}");
+    assert!(
+        m.contains("Type Parameters") && m.contains("normalizes"),
+        "{m}"
+    );
+    // A post's signature ends its post, after the text, with nothing of the page after it.
+    let post = |n: u32| {
+        format!(
+            "<div class='post'><h3>Re: tide tables {n}</h3><div class='body'><p>{}</p></div>\
+             <div class='signature'>Sailing the Solent since 1999 {n}</div></div>",
+            "The tide tables for the harbour are published every spring by the port. ".repeat(3)
+        )
+    };
+    let m = md(&format!(
+        "<main><h1>Tide tables</h1>{}{}</main>",
+        post(1),
+        post(2)
+    ));
+    assert!(
+        m.contains("every spring") && !m.contains("Sailing the Solent"),
+        "{m}"
+    );
+}
+
+#[test]
 fn a_subsection_holding_most_of_the_text_keeps_its_document() {
     // Node's API pages: no `<h1>`; the module's `<h2>`, a short introduction, then
     // `<section>`s under `<h3>`s. The descent took the largest section alone: the
