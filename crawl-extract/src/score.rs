@@ -930,12 +930,23 @@ fn link_items(tree: &Tree, p: u32, in_link: &[bool]) -> Option<(usize, bool)> {
         return None;
     }
     let (mut links, mut commas) = (0, false);
+    // A line break counts between two links only: the source's line ends around the
+    // paragraph's one link (`<p><code><a>attributes</a></code>⏎</p>`) separate nothing.
+    let mut line_break = false;
     for i in p + 1..end {
-        links += usize::from(tree.tag(i) == Some(Tag::A));
+        if tree.tag(i) == Some(Tag::A) {
+            commas |= line_break && links > 0;
+            line_break = false;
+            links += 1;
+        }
         let Some(t) = tree.text_of(i).filter(|_| !in_link[i as usize]) else {
-            commas |= tree.tag(i) == Some(Tag::Br);
+            line_break |= tree.tag(i) == Some(Tag::Br);
             continue;
         };
+        if t.trim().is_empty() {
+            line_break |= t.contains('\n');
+            continue;
+        }
         commas |= t.contains([',', ';', '\n']);
         // Brackets around a link are not words (`&lt;<a href="mailto:…">…</a>&gt;`).
         let item = |w: &str| {
