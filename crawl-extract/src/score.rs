@@ -1129,6 +1129,10 @@ const TOC_LABEL_MAX: u32 = 48;
 /// contents went, all of them, up to the next heading: a README's "## Table of Contents"
 /// over its list of the page's anchors, which is dropped as a menu, left a title over
 /// nothing. The heading's wrapper (a `div` of the heading and its permalink) goes with it.
+/// Whatever its words, so does a heading (not the page's `<h1>`) whose section was
+/// nothing but lists of the page's anchors ([`page_anchors`]) that went: Apache's
+/// "Directives" over `ul#toc`. Not when the next heading is under it: it heads those
+/// sections too (a manual's "Appendix C" over its local menu, then "C.1 Preliminaries").
 fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
     for i in 1..tree.nodes.len() {
         let h = i as u32;
@@ -1147,20 +1151,26 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
-        if !TOC_LABELS.contains(&words.join(" ").as_str()) {
-            continue;
-        }
+        let labelled = TOC_LABELS.contains(&words.join(" ").as_str());
         let p = tree.nodes[i].parent;
         let x = if permalinked_heading(tree, p) || heading_wrapper(tree, p) {
             p
         } else {
             h
         };
-        let mut went = false;
+        let level = tree.tag(h).and_then(Tag::heading_level).unwrap_or(6);
+        let (mut went, mut anchors) = (false, true);
         let mut s = tree.nodes[x as usize].next_sibling;
         while s != NONE {
             if raw[s as usize] > 0 {
                 if heading_like(tree, s) || starts_with_heading(tree, s) {
+                    let next = Some(s)
+                        .filter(|&s| tree.tag(s).is_some_and(Tag::is_heading))
+                        .or_else(|| first_heading(tree, s, ID_HEADING_SCAN))
+                        .and_then(|f| tree.tag(f))
+                        .and_then(Tag::heading_level)
+                        .unwrap_or(level);
+                    anchors &= next <= level;
                     break;
                 }
                 if !all_removed(tree, s, raw, removed) {
@@ -1168,11 +1178,30 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
                     break;
                 }
                 went = true;
+                anchors &= page_anchors(tree, s);
             }
             s = tree.nodes[s as usize].next_sibling;
         }
-        removed[x as usize] |= went;
+        removed[x as usize] |= went && (labelled || anchors && tree.tag(h) != Some(Tag::H1));
     }
+}
+
+/// Whether `n` holds two links or more, each to a named anchor of the page (`#action`):
+/// a table of contents. A bare `#` is a script's button, not a place.
+fn page_anchors(tree: &Tree, n: u32) -> bool {
+    let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
+    let mut links = 0;
+    for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
+        if tree.tag(i) != Some(Tag::A) {
+            continue;
+        }
+        match tree.attrs(i).and_then(|a| a.href.as_deref()) {
+            Some(h) if h.len() > 1 && h.starts_with('#') => links += 1,
+            Some(_) => return false,
+            None => {}
+        }
+    }
+    links >= 2
 }
 
 /// Whether every text under `n` lies in a removed block.
@@ -2858,24 +2887,40 @@ fn titled_list(tree: &Tree, n: u32, in_link: &[bool]) -> bool {
 const TOC_SCAN: u32 = 400;
 
 /// Whether the links of list `n` all go to places on the page itself (`#fragment`): a
-/// table of contents, which repeats the headings.
+/// table of contents, which repeats the headings. A table of contents lists its places
+/// in the page's order (but for a slip: a README's "Table of Contents" back to its title
+/// once in a hundred entries); links that go back and forth, a step in
+/// [`CROSS_REFERENCE_BACK`] going back or more, are cross-references (Apache's "See also"
+/// under a directive, `#undefine` then `#ifdefine`).
 fn local_toc(tree: &Tree, n: u32) -> bool {
     let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
     let mut any = false;
+    let (mut last, mut steps, mut back) = (NONE, 0u32, 0u32);
     for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
         if let Some(h) = tree
             .attrs(i)
             .filter(|_| tree.tag(i) == Some(Tag::A))
             .and_then(|a| a.href.as_deref())
         {
-            if !h.starts_with('#') {
+            let Some(fragment) = h.strip_prefix('#') else {
                 return false;
-            }
+            };
             any = true;
+            if let Some(t) = tree.element_with_id(fragment).filter(|&t| t != i) {
+                if last != NONE {
+                    steps += 1;
+                    back += u32::from(t < last);
+                }
+                last = t;
+            }
         }
     }
-    any
+    any && !(back > 0 && back * CROSS_REFERENCE_BACK >= steps)
 }
+
+/// One step in this many going back to a place before the last one makes a list of the
+/// page's anchors cross-references rather than a table of contents ([`local_toc`]).
+const CROSS_REFERENCE_BACK: u32 = 4;
 
 /// Whether the element before `n` among its siblings is a heading.
 fn after_heading(tree: &Tree, n: u32) -> bool {

@@ -430,6 +430,61 @@ fn a_table_of_contents_heading_goes_with_its_list() {
     );
 }
 
+/// Apache's module pages: a box of the page's own anchors under a heading of any words
+/// ("Directives" over `ul#toc`, in page order) is a table of contents: it goes, and its
+/// heading with it, unless a heading under it follows (it heads a chapter too). Under
+/// each directive, "See also" links to other directives of the page, back and forth:
+/// cross-references, the section's text.
+#[test]
+fn a_heading_over_the_pages_anchors_goes_with_them_and_cross_references_stay() {
+    let directive = |id: &str, see: &str| {
+        format!(
+            "<div class='directive-section'><h2 id='{id}'>{id} Directive</h2>{}{see}</div>",
+            para(
+                &format!("The {id} directive sets how the server answers requests."),
+                4
+            )
+        )
+    };
+    let page = |quickview: &str, see: &str| {
+        format!(
+            "<html><body><div id='page-content'><div id='preamble'><h1>Apache Module mod_actions</h1>{}</div>\
+             <div id='quickview'>{quickview}<h3>Bugfix checklist</h3><ul class='seealso'>\
+             <li><a href='https://example.org/changes'>httpd changelog</a></li></ul></div>\
+             {}{}{}</div></body></html>",
+            para("This module runs scripts by media type or method.", 4),
+            directive("action", ""),
+            directive("define", see),
+            directive("script", ""),
+        )
+    };
+    let toc = "<h3 class='directives'>Directives</h3><ul id='toc'>\
+               <li><a href='#action'>Action</a></li><li><a href='#define'>Define</a></li>\
+               <li><a href='#script'>Script</a></li></ul>";
+    let see = "<h3>See also</h3><ul><li><code><a href='#script'>Script</a></code></li>\
+               <li><code><a href='#action'>Action</a></code></li></ul>";
+    let m = md(&page(toc, see));
+    assert!(!m.contains("Directives"), "{m}");
+    assert!(m.contains("### Bugfix checklist"), "{m}");
+    assert!(m.contains("### See also\n\n- [`Script`]"), "{m}");
+    // A chapter's heading over its menu heads the sections that follow.
+    let m = md(&page(
+        &toc.replace("<h3 class='directives'>", "<h2 class='directives'>")
+            .replace("Directives</h3>", "Directives</h2>"),
+        see,
+    ));
+    assert!(m.contains("Directives"), "{m}");
+    // A page's title over its jump menu is still the page's title.
+    let m = md(&format!(
+        "<main><div class='hero'><h1>Electric Guitars</h1><ul><li><a href='#solid'>Solid body</a></li>\
+         <li><a href='#hollow'>Hollow body</a></li></ul></div>\
+         <section id='solid'><h2>Solid body</h2>{}</section><section id='hollow'><h2>Hollow body</h2>{}</section></main>",
+        para("Solid body guitars sustain longer and resist feedback.", 4),
+        para("Hollow body guitars sound warmer and rounder.", 4)
+    ));
+    assert!(m.starts_with("# Electric Guitars"), "{m}");
+}
+
 /// pdoc's module page: the title over the module's whole source (shown by a "View Source"
 /// toggle), then a section for each function, its signature's source and its docstring.
 /// The module's source outweighs the rest, and the descent took it alone: every

@@ -99,9 +99,29 @@ pub(crate) struct Tree {
     pub(crate) attrs: Vec<Attrs>,
     pub(crate) text: String,
     pub(crate) facts: PageFacts,
+    /// The first element carrying each `id`, indexed the first time one is looked for.
+    ids: std::sync::OnceLock<std::collections::HashMap<Box<str>, u32>>,
 }
 
 impl Tree {
+    /// The first element whose `id` is `id`: where a `#fragment` link lands.
+    pub(crate) fn element_with_id(&self, id: &str) -> Option<u32> {
+        self.ids
+            .get_or_init(|| {
+                let mut ids = std::collections::HashMap::new();
+                for (i, node) in self.nodes.iter().enumerate() {
+                    if let Kind::Element { attrs, .. } = node.kind {
+                        if let Some(a) = self.attrs.get(attrs as usize).filter(|a| !a.id.is_empty())
+                        {
+                            ids.entry(a.id.clone()).or_insert(i as u32);
+                        }
+                    }
+                }
+                ids
+            })
+            .get(id)
+            .copied()
+    }
     pub(crate) fn tag(&self, n: u32) -> Option<Tag> {
         match self.nodes.get(n as usize)?.kind {
             Kind::Element { tag, .. } => Some(tag),
