@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty-one real documentation sites (thirty-seven generators), from Debian's
-# packages and, for ten, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-two real documentation sites (thirty-eight generators), from Debian's
+# packages and, for eleven, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -426,6 +426,24 @@ if [ ! -f "$tsite/built" ]; then
 fi
 flatten "$tsite/site" "$work/typedoc"
 score typedoc-date-fns "$work/typedoc" "//div[@class='col-content']"
+
+# Session 34's JSDoc: JSDoc 4.0.5's default template over its own sources and three of its
+# dependencies' (catharsis 0.9.0, requizzle 0.2.4, js2xmlparser 4.0.2: 98 pages, their
+# source listings included), built once from the npm registry.
+jsite=$work/jsdoc-site
+if [ ! -f "$jsite/built" ]; then
+    rm -rf "$jsite"; mkdir -p "$jsite"
+    (cd "$jsite" && npm init -y > /dev/null &&
+        npm install -q --no-audit --no-fund jsdoc@4.0.5 catharsis@0.9.0 requizzle@0.2.4 \
+            js2xmlparser@4.0.2 > /dev/null &&
+        printf '%s\n' '{"source": {"includePattern": ".+\\.m?js$"}, "plugins": ["plugins/markdown"],' \
+            '  "opts": {"recurse": true}}' > conf.json &&
+        npx jsdoc -c conf.json node_modules/jsdoc/lib node_modules/catharsis node_modules/requizzle \
+            node_modules/js2xmlparser/lib node_modules/jsdoc/README.md -d site > jsdoc.log 2>&1)
+    touch "$jsite/built"
+fi
+flatten "$jsite/site" "$work/jsdoc"
+score jsdoc "$work/jsdoc" "//div[@id='main']"
 
 # Session 31's pod2html: Perl's own modules (every .pm of perl's privlib over 12 KB with a
 # `=head1`, 161 pages on Debian 12's perl 5.36) written by pod2html, the generator of

@@ -404,6 +404,24 @@ fn is_forum_token(tok: &str) -> bool {
         .is_some_and(|w| FORUM_WORDS.iter().any(|f| w.eq_ignore_ascii_case(f)))
 }
 
+/// Ancestors looked at for the `<section>` a header or footer belongs to.
+const SECTION_SCAN: usize = 32;
+
+/// Whether a `<section>` holds `n` (within [`SECTION_SCAN`] ancestors).
+fn in_section(tree: &Tree, n: u32) -> bool {
+    let mut p = tree.nodes[n as usize].parent;
+    for _ in 0..SECTION_SCAN {
+        if p == NONE || p == 0 {
+            return false;
+        }
+        if tree.tag(p) == Some(Tag::Section) {
+            return true;
+        }
+        p = tree.nodes[p as usize].parent;
+    }
+    false
+}
+
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
 /// section, 4 = consent banner, 0 = none.
 pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
@@ -420,7 +438,15 @@ pub(crate) fn chrome_hint(tree: &Tree, n: u32, in_article: bool) -> u8 {
         // sidebar is; its table of contents is a `<nav class="contents">`.
         Tag::Aside if tree.has_class(n, "topic") && prose_box(tree, n, 1) => return 0,
         Tag::Nav | Tag::Aside => return 2,
-        Tag::Footer | Tag::Header if !in_article => return 2,
+        // A `<header>` is the page's banner only when no sectioning element holds it
+        // (HTML's scoping): inside a `<section>`, opening with its title, it heads that
+        // section (JSDoc's `section > header` with a class's name and description).
+        Tag::Header
+            if !in_article && (!in_section(tree, n) || opening_level(tree, n).is_none()) =>
+        {
+            return 2
+        }
+        Tag::Footer if !in_article => return 2,
         // A form without a control to fill or press wraps text (Reddit's comments, each
         // in a `form.usertext`); its class decides, as a `<div>`'s would.
         Tag::Form if tree.facts.control_forms.binary_search(&n).is_err() => {}
