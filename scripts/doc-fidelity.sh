@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty-two real documentation sites (thirty-eight generators), from Debian's
-# packages and, for eleven, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-three real documentation sites (thirty-nine generators), from Debian's
+# packages and, for twelve, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -495,3 +495,35 @@ rm -rf "$work/pdoc-site"
 flatten "$work/pdoc-site" "$work/pdoc"
 rm -f "$work/pdoc/index.html"
 score pdoc "$work/pdoc" "//main"
+
+# Session 34's mkdocstrings: MkDocs Material 9.6.14 with mkdocstrings 0.29.1 (its Python
+# handler 1.16.12, griffe 2.4.1) over seven standard-library modules and three of Jinja2's
+# and Python-Markdown's (one page each, sources shown), built once in a venv of its own.
+mk=$work/mkdocstrings-site
+if [ ! -f "$mk/built" ]; then
+    rm -rf "$mk"; mkdir -p "$mk/docs"
+    python3 -m venv "$mk/venv" && "$mk/venv/bin/pip" install -q mkdocs==1.6.1 \
+        mkdocs-material==9.6.14 mkdocstrings==0.29.1 mkdocstrings-python==1.16.12 griffe==2.4.1
+    for m in json textwrap statistics fractions pathlib shlex heapq jinja2.environment \
+        jinja2.filters markdown.core; do
+        printf '# %s\n\n::: %s\n' "$m" "$m" > "$mk/docs/$m.md"
+    done
+    printf '# API\n\nReference pages for a few modules.\n' > "$mk/docs/index.md"
+    printf '%s\n' 'site_name: API reference' 'theme:' '  name: material' 'plugins:' '  - search' \
+        '  - mkdocstrings:' '      handlers:' '        python:' '          options:' \
+        '            show_source: true' '            docstring_style: google' > "$mk/mkdocs.yml"
+    (cd "$mk" && NO_MKDOCS_2_WARNING=1 venv/bin/mkdocs build -q -d site > build.log 2>&1)
+    touch "$mk/built"
+fi
+rm -rf "$work/mkdocstrings"; mkdir -p "$work/mkdocstrings"
+(cd "$mk/site" && for d in */; do
+    [ -f "$d/index.html" ] && [ "$d" != "search/" ] && cp "$d/index.html" "$work/mkdocstrings/${d%/}.html"
+done)
+# Scored on a copy without the line-number gutters of the 265 source listings
+# (`td.linenos`, left out of the markdown): each listing's one-row layout table
+# (`table.highlighttable`) still counts as a table row there, which the markdown, one code
+# block a listing, does not have (53 of 318 rows: all the others).
+rm -rf "$work/mkdocstrings-score"
+cleaned "$work/mkdocstrings" "$work/mkdocstrings-score" "//td[contains(@class,'linenos')]"
+score mkdocstrings "$work/mkdocstrings" "//article[contains(@class,'md-content__inner')]" \
+    "$work/mkdocstrings-score"

@@ -2204,6 +2204,22 @@ impl Lead<'_> {
             // A grid of cards (prices, teasers) is a listing, not a lead.
             && self.items[i] < 0.5 * f64::from(t)
     }
+
+    /// Whether block `c` is written text: a heading, or a paragraph, quote, code block,
+    /// list or table with few links (not a layout `<div>`, a menu or a card grid).
+    fn written(&self, tree: &Tree, c: u32) -> bool {
+        let i = c as usize;
+        match tree.tag(c) {
+            Some(t) if t.is_heading() => t != Tag::H1,
+            Some(
+                Tag::P | Tag::Blockquote | Tag::Pre | Tag::Ul | Tag::Ol | Tag::Dl | Tag::Table,
+            ) => {
+                f64::from(self.link[i]) <= LEAD_LINK_SHARE * f64::from(self.text[i])
+                    && self.items[i] < 0.5 * f64::from(self.text[i])
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The chosen content `root` widened to the lowest ancestor holding the page's `<h1>` when
@@ -2377,13 +2393,30 @@ fn with_lead(tree: &Tree, cur: u32, removed: &mut [bool], lead: &Lead, notes: bo
         Some(n) if cur != 0 && n.parent != NONE => n.parent,
         _ => return cur,
     };
-    let keep: Vec<u32> = tree
+    let mut keep: Vec<u32> = tree
         .children(parent)
         .take_while(|&c| c != cur)
         .filter(|&c| lead.is(c, removed))
         .collect();
     if keep.is_empty() {
         return cur;
+    }
+    // Not on an article: the text written right before `cur`, block after block, is the
+    // document's introduction when a lead is part of it, its headings and short
+    // paragraphs too (a module's docstring before its members: a sentence, a paragraph,
+    // `<h3>`s over more of them, examples in blockquotes).
+    if notes {
+        let before: Vec<u32> = tree.children(parent).take_while(|&c| c != cur).collect();
+        let run: Vec<u32> = before
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&c| !removed[c as usize] && tree.tag(c).is_some())
+            .take_while(|&c| lead.written(tree, c))
+            .collect();
+        if run.iter().any(|c| keep.contains(c)) {
+            keep.extend(run);
+        }
     }
     let notes = if notes {
         notes_after(tree, cur, removed, lead)

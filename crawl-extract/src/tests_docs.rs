@@ -1239,6 +1239,45 @@ fn an_api_signature_is_content() {
 }
 
 #[test]
+fn a_modules_introduction_before_its_members_is_kept_whole() {
+    // mkdocstrings: the module's docstring (a sentence, a paragraph, `<h3>`s over more
+    // paragraphs, examples) in the block that also holds `div.doc-children`, the members,
+    // which outweigh it. The descent entered the members and kept back only the long
+    // paragraphs before them as a lead: the first sentence, the headings and the short
+    // paragraphs went.
+    let member = |name: &str| {
+        format!(
+            "<div class='doc doc-object doc-function'><h2 class='doc-heading'><code>{name}(data)</code></h2>\
+             <div class='doc doc-contents'>{}<pre><code>def {name}(data):\n    return sum(data)</code></pre></div></div>",
+            para(&format!("Return the {name} of the data, which may be a sequence or an iterable."), 4)
+        )
+    };
+    let members: String = ["mean", "median", "mode", "stdev", "variance", "quantiles"]
+        .iter()
+        .map(|n| member(n))
+        .collect();
+    let html = format!(
+        "<html><body><nav class='md-nav'><ul><li><a href='/'>Home</a></li><li><a href='/json/'>json</a></li></ul></nav>\
+         <main><article class='md-content__inner'><h1>statistics</h1><div class='doc doc-object doc-module'>\
+         <div class='doc doc-contents first'><p>Basic statistics module.</p>{}\
+         <h3 id='averages'>Calculating averages</h3><p>Calculate the arithmetic mean of data:</p>\
+         <blockquote><p>mean([1, 2, 3]) 2</p></blockquote>{}\
+         <div class='doc doc-children'>{members}</div></div></div></article></main></body></html>",
+        para("This module provides functions for calculating statistics of data, including averages.", 3),
+        para("Calculate the median, or 50th percentile, of data grouped into class intervals.", 3),
+    );
+    let m = md(&html);
+    assert!(m.contains("Basic statistics module."), "{m}");
+    assert!(m.contains("### Calculating averages"), "{m}");
+    assert!(
+        m.contains("arithmetic mean of data:") && m.contains("mean([1, 2, 3])"),
+        "{m}"
+    );
+    assert!(m.contains("## `quantiles(data)`"), "{m}");
+    assert!(!m.contains("[json]"), "{m}");
+}
+
+#[test]
 fn a_header_inside_a_section_heads_it() {
     // JSDoc's default template: each class page's `<section>` opens with a `<header>`
     // holding the class's signature and description; `<header>` outside `<main>` and
