@@ -409,17 +409,7 @@ const SECTION_SCAN: usize = 32;
 
 /// Whether a `<section>` holds `n` (within [`SECTION_SCAN`] ancestors).
 fn in_section(tree: &Tree, n: u32) -> bool {
-    let mut p = tree.nodes[n as usize].parent;
-    for _ in 0..SECTION_SCAN {
-        if p == NONE || p == 0 {
-            return false;
-        }
-        if tree.tag(p) == Some(Tag::Section) {
-            return true;
-        }
-        p = tree.nodes[p as usize].parent;
-    }
-    false
+    within(tree, n, SECTION_SCAN, |t| t == Tag::Section)
 }
 
 /// Chrome by markup alone: 2 = by tag/role (strong), 1 = by class/id, 3 = comment
@@ -1077,12 +1067,18 @@ const LINK_SENTENCE_SCAN: u32 = 400;
 
 /// Whether `n` lies in a `<pre>` (within [`LISTING_SCAN`] ancestors).
 fn in_listing(tree: &Tree, n: u32) -> bool {
+    within(tree, n, LISTING_SCAN, |t| t == Tag::Pre)
+}
+
+/// Whether one of the first `scan` ancestors of `n` (the document's root aside) is an
+/// element whose tag `is` accepts.
+fn within(tree: &Tree, n: u32, scan: usize, is: impl Fn(Tag) -> bool) -> bool {
     let mut p = tree.nodes[n as usize].parent;
-    for _ in 0..LISTING_SCAN {
+    for _ in 0..scan {
         if p == NONE || p == 0 {
             return false;
         }
-        if tree.tag(p) == Some(Tag::Pre) {
+        if tree.tag(p).is_some_and(&is) {
             return true;
         }
         p = tree.nodes[p as usize].parent;
@@ -1092,17 +1088,7 @@ fn in_listing(tree: &Tree, n: u32) -> bool {
 
 /// Whether `n` lies in a heading (within [`HEADING_SCAN`] ancestors).
 fn in_heading(tree: &Tree, n: u32) -> bool {
-    let mut p = tree.nodes[n as usize].parent;
-    for _ in 0..HEADING_SCAN {
-        if p == NONE || p == 0 {
-            return false;
-        }
-        if tree.tag(p).is_some_and(Tag::is_heading) {
-            return true;
-        }
-        p = tree.nodes[p as usize].parent;
-    }
-    false
+    within(tree, n, HEADING_SCAN, Tag::is_heading)
 }
 
 /// Whether the row `tr` holds cells and all of them are `<th>`.
