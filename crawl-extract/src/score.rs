@@ -2464,7 +2464,27 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
         })
         .take(NOTES_MAX)
         .collect();
-    let more = continuations(tree, x, removed, lead);
+    let mut more = continuations(tree, x, removed, lead);
+    // What the text's last sentence introduces ("JSON support in Qt consists of these
+    // classes:"), written after its block (QDoc's group table after `div.descr` and a
+    // "See also" line): the blocks after it up to the first list or table.
+    if ends_with_colon(tree, x) {
+        let after: Vec<u32> = tree
+            .children(p)
+            .skip_while(|&c| c != x)
+            .skip(1)
+            .filter(|&c| tree.tag(c).is_some())
+            .take(INTRODUCED_MAX)
+            .take_while(|&c| !removed[c as usize])
+            .collect();
+        if let Some(k) = after.iter().position(|&c| starts_with_list(tree, c)) {
+            for &c in &after[..=k] {
+                if !more.contains(&c) {
+                    more.push(c);
+                }
+            }
+        }
+    }
     if notes.is_empty() {
         return more;
     }
@@ -2487,6 +2507,9 @@ fn notes_after(tree: &Tree, x: u32, removed: &[bool], lead: &Lead) -> Vec<u32> {
     notes
 }
 
+/// Most blocks looked at after the content for the list or table its last sentence
+/// introduces ([`notes_after`]).
+const INTRODUCED_MAX: usize = 3;
 /// Most blocks kept after the content as its continuation ([`continuations`]).
 const CONTINUED_MAX: usize = 8;
 /// Most note blocks kept after the content, and nodes of each looked at for the ids the

@@ -1278,6 +1278,38 @@ fn a_modules_introduction_before_its_members_is_kept_whole() {
 }
 
 #[test]
+fn what_the_last_sentence_introduces_after_the_text_is_kept() {
+    // QDoc's group pages: `div.descr` ends "JSON support in Qt consists of these
+    // classes:", and the table of those classes comes after it, past a "See also" line,
+    // outside the block the text is in: the sentence introduced nothing.
+    let rows: String = ["QJsonArray", "QJsonDocument", "QJsonObject", "QJsonValue"]
+        .iter()
+        .map(|c| {
+            format!(
+                "<tr><td class='tblName'><p><a href='{}.html'>{c}</a></p></td>\
+                 <td class='tblDescr'><p>Encapsulates a JSON value of the kind {c} names</p></td></tr>",
+                c.to_lowercase()
+            )
+        })
+        .collect();
+    let page = |last: &str| {
+        format!(
+            "<html><body><div class='sidebar'><ul><li><a href='/'>Qt 5.15</a></li><li><a href='/core'>Qt Core</a></li></ul></div>\
+             <div class='content'><h1 class='title'>JSON Support in Qt</h1><div class='descr'>{}\
+             <h4>The JSON Classes</h4><p>All JSON classes are value based, implicitly shared classes.</p>\
+             <p>{last}</p></div><p><b>See also </b><a href='savegame.html'>JSON Save Game Example</a>.</p>\
+             <div class='table'><table class='annotated'>{rows}</table></div></div></body></html>",
+            para("Qt provides support for dealing with JSON data, a format to encode object data.", 12)
+        )
+    };
+    let m = md(&page("JSON support in Qt consists of these classes:"));
+    assert!(m.contains("qjsonvalue.html) | Encapsulates"), "{m}");
+    // Text that introduces nothing does not take what follows it.
+    let m = md(&page("JSON support in Qt is value based."));
+    assert!(!m.contains("QJsonValue"), "{m}");
+}
+
+#[test]
 fn a_header_inside_a_section_heads_it() {
     // JSDoc's default template: each class page's `<section>` opens with a `<header>`
     // holding the class's signature and description; `<header>` outside `<main>` and
