@@ -19,7 +19,8 @@
 #         python3 -m venv /tmp/fid && /tmp/fid/bin/pip install lxml markdown-it-py
 #         (session 19's four sites, Sphinx's Furo and sphinx-book-theme and two MkDocs Material
 #         sites, are built once into WORK_DIR/doc-sites with python3's venv and pip, and npm for
-#         `npm pack`: PyPI and the npm registry must be reachable then)
+#         `npm pack`: PyPI and the npm registry must be reachable then; so are session 34's
+#         JSDoc and mkdocstrings sites, with npm and python3's venv)
 # usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
