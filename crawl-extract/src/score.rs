@@ -775,11 +775,7 @@ fn declaration(tree: &Tree, n: u32) -> bool {
         return true;
     }
     if let Previous::Element(_, h) = previous(tree, n) {
-        let end = super::markdown::subtree_end(tree, h);
-        let last = (h + 1..end)
-            .rev()
-            .find(|&i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()));
-        if last.is_some_and(|t| in_heading(tree, t)) {
+        if last_text(tree, h).is_some_and(|t| in_heading(tree, t)) {
             return true;
         }
     }
@@ -1176,11 +1172,10 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
         while s != NONE {
             if raw[s as usize] > 0 {
                 if heading_like(tree, s) || starts_with_heading(tree, s) {
-                    let next = Some(s)
-                        .filter(|&s| tree.tag(s).is_some_and(Tag::is_heading))
-                        .or_else(|| first_heading(tree, s, ID_HEADING_SCAN))
-                        .and_then(|f| tree.tag(f))
+                    let next = tree
+                        .tag(s)
                         .and_then(Tag::heading_level)
+                        .or_else(|| opening_level(tree, s))
                         .unwrap_or(level);
                     anchors &= next <= level;
                     break;
@@ -1201,19 +1196,7 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
 /// Whether `n` holds two links or more, each to a named anchor of the page (`#action`):
 /// a table of contents. A bare `#` is a script's button, not a place.
 fn page_anchors(tree: &Tree, n: u32) -> bool {
-    let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
-    let mut links = 0;
-    for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
-        if tree.tag(i) != Some(Tag::A) {
-            continue;
-        }
-        match tree.attrs(i).and_then(|a| a.href.as_deref()) {
-            Some(h) if h.len() > 1 && h.starts_with('#') => links += 1,
-            Some(_) => return false,
-            None => {}
-        }
-    }
-    links >= 2
+    page_fragments(tree, n).is_some_and(|f| f.len() >= 2 && f.iter().all(|(_, f)| !f.is_empty()))
 }
 
 /// Whether every text under `n` lies in a removed block.
@@ -2186,23 +2169,24 @@ impl Lead<'_> {
         !removed[i]
             && t >= LEAD_MIN
             && f64::from(self.ptext[i]) >= LEAD_PROSE_SHARE * f64::from(t)
-            && f64::from(self.link[i]) <= LEAD_LINK_SHARE * f64::from(t)
-            // A grid of cards (prices, teasers) is a listing, not a lead.
-            && self.items[i] < 0.5 * f64::from(t)
+            && self.few_links(i)
+    }
+
+    /// Whether block `i` has few links and is no grid of cards (prices, teasers): a
+    /// listing, not a lead.
+    fn few_links(&self, i: usize) -> bool {
+        let t = f64::from(self.text[i]);
+        f64::from(self.link[i]) <= LEAD_LINK_SHARE * t && self.items[i] < 0.5 * t
     }
 
     /// Whether block `c` is written text: a heading, or a paragraph, quote, code block,
     /// list or table with few links (not a layout `<div>`, a menu or a card grid).
     fn written(&self, tree: &Tree, c: u32) -> bool {
-        let i = c as usize;
         match tree.tag(c) {
             Some(t) if t.is_heading() => t != Tag::H1,
             Some(
                 Tag::P | Tag::Blockquote | Tag::Pre | Tag::Ul | Tag::Ol | Tag::Dl | Tag::Table,
-            ) => {
-                f64::from(self.link[i]) <= LEAD_LINK_SHARE * f64::from(self.text[i])
-                    && self.items[i] < 0.5 * f64::from(self.text[i])
-            }
+            ) => self.few_links(c as usize),
             _ => false,
         }
     }
@@ -2961,29 +2945,39 @@ const TOC_SCAN: u32 = 400;
 /// [`CROSS_REFERENCE_BACK`] going back or more, are cross-references (Apache's "See also"
 /// under a directive, `#undefine` then `#ifdefine`).
 fn local_toc(tree: &Tree, n: u32) -> bool {
-    let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
-    let mut any = false;
+    let Some(fragments) = page_fragments(tree, n) else {
+        return false;
+    };
     let (mut last, mut steps, mut back) = (NONE, 0u32, 0u32);
+    for &(i, fragment) in &fragments {
+        if let Some(t) = tree.element_with_id(fragment).filter(|&t| t != i) {
+            if last != NONE {
+                steps += 1;
+                back += u32::from(t < last);
+            }
+            last = t;
+        }
+    }
+    let cross_references = back > 0 && back * CROSS_REFERENCE_BACK >= steps;
+    !fragments.is_empty() && !cross_references
+}
+
+/// The links under `n` (within [`TOC_SCAN`] nodes), each with the fragment of the page it
+/// goes to (`#action` → `action`, a bare `#` → empty), when they all go to the page
+/// itself; `None` when one goes elsewhere.
+fn page_fragments(tree: &Tree, n: u32) -> Option<Vec<(u32, &str)>> {
+    let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
+    let mut fragments = Vec::new();
     for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
         if let Some(h) = tree
             .attrs(i)
             .filter(|_| tree.tag(i) == Some(Tag::A))
             .and_then(|a| a.href.as_deref())
         {
-            let Some(fragment) = h.strip_prefix('#') else {
-                return false;
-            };
-            any = true;
-            if let Some(t) = tree.element_with_id(fragment).filter(|&t| t != i) {
-                if last != NONE {
-                    steps += 1;
-                    back += u32::from(t < last);
-                }
-                last = t;
-            }
+            fragments.push((i, h.strip_prefix('#')?));
         }
     }
-    any && !(back > 0 && back * CROSS_REFERENCE_BACK >= steps)
+    Some(fragments)
 }
 
 /// One step in this many going back to a place before the last one makes a list of the
@@ -3039,12 +3033,16 @@ fn heading_follows(tree: &Tree, n: u32) -> Option<bool> {
 
 /// Whether the last text inside `n` ends with a colon.
 fn ends_with_colon(tree: &Tree, n: u32) -> bool {
-    let len = tree.nodes.len() as u32;
-    (n + 1..len)
-        .take_while(|&i| is_descendant(tree, i, n))
-        .filter_map(|i| tree.text_of(i).map(str::trim_end).filter(|t| !t.is_empty()))
-        .last()
-        .is_some_and(|t| t.ends_with(':'))
+    last_text(tree, n)
+        .and_then(|t| tree.text_of(t))
+        .is_some_and(|t| t.trim_end().ends_with(':'))
+}
+
+/// The last text node inside `n` that is not blank.
+fn last_text(tree: &Tree, n: u32) -> Option<u32> {
+    (n + 1..super::markdown::subtree_end(tree, n))
+        .rev()
+        .find(|&i| tree.text_of(i).is_some_and(|t| !t.trim().is_empty()))
 }
 
 /// Whether `n` opens with a heading: a section of a document, not an article's body.
