@@ -29,6 +29,9 @@ const WRAPPER_PROSE_OUTSIDE: u32 = 200;
 const COMMENTS_AFTER_TEXT: u32 = 1000;
 /// Text (bytes) a comment section needs for that: a thread, not an item's "Comments: 3".
 const COMMENTS_MIN: u32 = 200;
+/// Text outside links (bytes) before a comment section titled by its count ("7 comments:")
+/// that makes it chrome: a short post's.
+const COUNTED_COMMENTS_AFTER_TEXT: u32 = 200;
 /// Weight of link text in the content measure.
 const LINK_WEIGHT: f64 = 0.3;
 /// Share of kept text in paragraphs above which a page counts as prose (an article).
@@ -1226,6 +1229,33 @@ fn heading_text(tree: &Tree, h: u32, max: usize) -> String {
     text
 }
 
+/// Whether the heading that opens `n` counts comments: a number (or "no", "one") and then
+/// a word for them ("7 comments:", "No comments:", "6 thoughts on …", "2 responses to …").
+fn counted_comments(tree: &Tree, n: u32) -> bool {
+    let Some(h) = first_heading(tree, n, ID_HEADING_SCAN) else {
+        return false;
+    };
+    let text = heading_text(tree, h, 80).to_ascii_lowercase();
+    let mut words = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    words
+        .next()
+        .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()) || w == "no" || w == "one")
+        && words.next().is_some_and(|w| {
+            matches!(
+                w,
+                "comment"
+                    | "comments"
+                    | "response"
+                    | "responses"
+                    | "reply"
+                    | "replies"
+                    | "thoughts"
+            )
+        })
+}
+
 /// The first heading among the first `scan` descendants of `n`.
 fn first_heading(tree: &Tree, n: u32, scan: u32) -> Option<u32> {
     let len = tree.nodes.len() as u32;
@@ -1515,7 +1545,9 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
         // The outermost comment section decides for the ones nested in it.
         in_comments[i] = in_comments[p] || hint == 3;
         // Or when a post's worth of text comes before them (a post written in `<div>`s,
-        // not paragraphs, followed by a longer thread of comments).
+        // not paragraphs, followed by a longer thread of comments); a short post's when the
+        // section is titled by its count, as blogs title the comments under a post
+        // (Blogger's "7 comments:", WordPress's "6 thoughts on …", "One Comment").
         let comments = hint == 3
             && !forum_page
             && !doc_comments
@@ -1525,7 +1557,10 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                     || in_article[i]
                     || outside >= prose[i]
                     || (h1s[0] > 0 && h1s[i] == 0))
-                || text_before >= COMMENTS_AFTER_TEXT && raw[i] >= COMMENTS_MIN && !has_main[i]);
+                || !has_main[i]
+                    && (text_before >= COMMENTS_AFTER_TEXT && raw[i] >= COMMENTS_MIN
+                        || text_before >= COUNTED_COMMENTS_AFTER_TEXT
+                            && counted_comments(tree, i as u32)));
         // A chrome-classed block holding most of the page's text is taken for the page
         // wrapper (`has-sidebar`), unless the page's prose lies outside it: a blog's
         // sidebar of widgets can outweigh a short post, but a wrapper holds the post.

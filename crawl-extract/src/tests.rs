@@ -2513,6 +2513,43 @@ fn a_comment_thread_after_a_post_written_in_divs_is_chrome() {
 }
 
 #[test]
+fn a_comment_section_titled_by_its_count_after_a_short_post_is_chrome() {
+    // Blogger: a short post written in a `<div>` with line breaks (no paragraphs, no
+    // `<h1>`, no og:type), then `div#comments` titled "7 comments:" whose replies are
+    // paragraphs: the thread outweighs the post and follows less than a long post's text.
+    let post = "<div class='post-body'>Warm the pan first, then add a little oil.<br>Add the \
+                beef and brown it well on every side.<br>Pour in the wine and let it simmer \
+                for an hour, until the meat is tender.<br>Serve it over rice or noodles with \
+                plenty of the sauce.<br>Enjoy it on a cold night.</div>";
+    let replies = thanks_replies(12);
+    for (title, dropped) in [
+        ("7 comments:", true),
+        ("One Comment", true),
+        ("6 thoughts on \u{201c}Warming up\u{201d}", true),
+        // A title that does not count them says nothing more than the class does (the
+        // thread, which outweighs the post, is then taken for the content).
+        ("Join the discussion", false),
+        ("Comments", false),
+    ] {
+        let html = format!(
+            "<div class='post'><h3>Warming up with beef</h3>{post}</div>\
+             <div class='comments' id='comments'><h4>{title}</h4><ol>{replies}</ol></div>"
+        );
+        let m = md(&html);
+        if dropped {
+            assert!(m.contains("Enjoy it on a cold night."), "{title}: {m}");
+        }
+        assert_eq!(!m.contains("reply number"), dropped, "{title}: {m}");
+    }
+    // On a forum the replies are the content, however they are titled.
+    let html = format!(
+        "<div class='thread'><h1>Warming up with beef</h1>{post}\
+         <div class='comments'><h4>12 replies</h4><ol>{replies}</ol></div></div>"
+    );
+    assert!(md(&html).contains("reply number 11"), "{}", md(&html));
+}
+
+#[test]
 fn emphasis_spanning_a_line_break_then_more_text_does_not_panic() {
     // SQLite's pragma.html: `<b>PRAGMA x;<br><i>schema</i>.PRAGMA x</b>` then a paragraph.
     // Dropping the bold's opener (it spans a line break) moved the text back, and the
