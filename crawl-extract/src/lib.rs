@@ -139,8 +139,14 @@ fn extract_with(
     opts: &ExtractOptions,
     model: Option<&learn::Model>,
 ) -> Extracted {
-    let tree = tree::Tree::parse(html, opts);
+    let mut tree = tree::Tree::parse(html, opts);
     let base = meta::base_url(&tree, page_url);
+    let mut page = page_url.clone();
+    page.set_fragment(None);
+    tree.address = Some(tree::Address {
+        page,
+        base: base.clone(),
+    });
     let selection = opts.main_content.then(|| score::select(&tree));
     let refined = selection
         .as_ref()

@@ -1145,7 +1145,10 @@ const TOC_LABEL_MAX: u32 = 48;
 /// "Directives" over `ul#toc`. Not when the next heading is under it: it heads those
 /// sections too (a manual's "Appendix C" over its local menu, then "C.1 Preliminaries").
 fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
-    for i in 1..tree.nodes.len() {
+    // The labels this pass removed: the headings are read from the last, so a label's
+    // next sibling may be one that went ("Topics" over its list, then "Directives").
+    let mut labels = vec![false; tree.nodes.len()];
+    for i in (1..tree.nodes.len()).rev() {
         let h = i as u32;
         // A label is short: the longest, a permalink's mark beside it, is some twenty
         // bytes; longer headings are not read.
@@ -1174,7 +1177,11 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
         let mut s = tree.nodes[x as usize].next_sibling;
         while s != NONE {
             if raw[s as usize] > 0 {
-                if heading_like(tree, s) || starts_with_heading(tree, s) {
+                if all_removed(tree, s, raw, removed) {
+                    // What went: a list of the page's anchors, or a label over one.
+                    went = true;
+                    anchors &= labels[s as usize] || page_anchors(tree, s);
+                } else if heading_like(tree, s) || starts_with_heading(tree, s) {
                     let next = tree
                         .tag(s)
                         .and_then(Tag::heading_level)
@@ -1182,24 +1189,26 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
                         .unwrap_or(level);
                     anchors &= next <= level;
                     break;
-                }
-                if !all_removed(tree, s, raw, removed) {
+                } else {
                     went = false;
                     break;
                 }
-                went = true;
-                anchors &= page_anchors(tree, s);
             }
             s = tree.nodes[s as usize].next_sibling;
         }
-        removed[x as usize] |= went && (labelled || anchors && tree.tag(h) != Some(Tag::H1));
+        if went && (labelled || anchors && tree.tag(h) != Some(Tag::H1)) {
+            removed[x as usize] = true;
+            labels[x as usize] = true;
+        }
     }
 }
 
-/// Whether `n` holds two links or more, each to a named anchor of the page (`#action`):
-/// a table of contents. A bare `#` is a script's button, not a place.
+/// Whether `n` holds two links or more, each to a named anchor of the page (`#action`,
+/// or `Options.html#in` on the page `Options.html`: TypeDoc's index of members): a table
+/// of contents. A bare `#` is a script's button, not a place.
 fn page_anchors(tree: &Tree, n: u32) -> bool {
-    page_fragments(tree, n).is_some_and(|f| f.len() >= 2 && f.iter().all(|(_, f)| !f.is_empty()))
+    page_fragments(tree, n, true)
+        .is_some_and(|f| f.len() >= 2 && f.iter().all(|(_, f)| !f.is_empty()))
 }
 
 /// Whether every text under `n` lies in a removed block.
@@ -2901,9 +2910,10 @@ fn sole_in_description(tree: &Tree, mut n: u32) -> bool {
 const LIST_WRAP_DEPTH: usize = 4;
 
 /// Whether `n` is a `div` that wraps a heading and nothing else (up to
-/// [`LIST_WRAP_DEPTH`] of them): the heading's title block.
+/// [`LIST_WRAP_DEPTH`] of them): the heading's title block. Or a disclosure's
+/// `<summary>` that does (TypeDoc's `summary > h5` "Index" over its panel).
 fn heading_wrapper(tree: &Tree, mut n: u32) -> bool {
-    if tree.tag(n) != Some(Tag::Div) {
+    if !matches!(tree.tag(n), Some(Tag::Div | Tag::Summary)) {
         return false;
     }
     for _ in 0..LIST_WRAP_DEPTH {
@@ -2980,7 +2990,7 @@ const TOC_SCAN: u32 = 400;
 /// [`CROSS_REFERENCE_BACK`] going back or more, are cross-references (Apache's "See also"
 /// under a directive, `#undefine` then `#ifdefine`).
 fn local_toc(tree: &Tree, n: u32) -> bool {
-    let Some(fragments) = page_fragments(tree, n) else {
+    let Some(fragments) = page_fragments(tree, n, false) else {
         return false;
     };
     let (mut last, mut steps, mut back) = (NONE, 0u32, 0u32);
@@ -2999,8 +3009,13 @@ fn local_toc(tree: &Tree, n: u32) -> bool {
 
 /// The links under `n` (within [`TOC_SCAN`] nodes), each with the fragment of the page it
 /// goes to (`#action` → `action`, a bare `#` → empty), when they all go to the page
-/// itself; `None` when one goes elsewhere.
-fn page_fragments(tree: &Tree, n: u32) -> Option<Vec<(u32, &str)>> {
+/// itself; `None` when one goes elsewhere. With `named`, a link that names the page's own
+/// address goes to the page too (`Options.html#in` on the page `Options.html` → `in`:
+/// [`Tree::fragment`]). Only a label over what already went reads those: a generator
+/// that writes its table of contents with bare fragments may write its cross-references
+/// with the page's name (Node's `url.html#class-urlsearchparams`, a property's type, in
+/// a list of one), so a list is not dropped for them.
+fn page_fragments(tree: &Tree, n: u32, named: bool) -> Option<Vec<(u32, &str)>> {
     let end = (tree.nodes.len() as u32).min(n + 1 + TOC_SCAN);
     let mut fragments = Vec::new();
     for i in (n + 1..end).take_while(|&i| is_descendant(tree, i, n)) {
@@ -3009,7 +3024,12 @@ fn page_fragments(tree: &Tree, n: u32) -> Option<Vec<(u32, &str)>> {
             .filter(|_| tree.tag(i) == Some(Tag::A))
             .and_then(|a| a.href.as_deref())
         {
-            fragments.push((i, h.strip_prefix('#')?));
+            let f = if named {
+                tree.fragment(h)
+            } else {
+                h.strip_prefix('#')
+            };
+            fragments.push((i, f?));
         }
     }
     Some(fragments)

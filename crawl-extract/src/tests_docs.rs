@@ -485,6 +485,78 @@ fn a_heading_over_the_pages_anchors_goes_with_them_and_cross_references_stay() {
     assert!(m.starts_with("# Electric Guitars"), "{m}");
 }
 
+/// TypeDoc's interface page: an "Index" disclosure (`summary > h5`) over a section
+/// "Properties" whose links name the page's own file (`AddDaysOptions.html#in` on
+/// `…/interfaces/AddDaysOptions.html`), then the members under their own "Properties".
+/// The links are a table of contents of the page and go; their labels go with them,
+/// the last first ("Properties"), then the one over it ("Index").
+#[test]
+fn labels_over_links_to_the_pages_own_file_go_with_them() {
+    let page = |member_href: &str| {
+        format!(
+            "<html><body><div class='col-content'><div class='tsd-page-title'>\
+             <h1>Interface AddDaysOptions</h1></div>{}\
+             <section class='tsd-index-group'><details open><summary><h5>Index</h5></summary>\
+             <div class='tsd-accordion-details'><section><h3>Properties</h3><div>\
+             <a href='{member_href}#in'><span>in</span></a>\
+             <a href='{member_href}#step'><span>step</span></a></div></section></div>\
+             </details></section><section><h2>Properties</h2>\
+             <section id='in'><h3>in</h3>{}</section><section id='step'><h3>step</h3>{}</section>\
+             </section></div></body></html>",
+            para("The addDays function options.", 3),
+            para("The context to use in the function.", 4),
+            para("How many days to add at a time.", 4),
+        )
+    };
+    let at = |html: &str| {
+        let u = Url::parse("https://docs.example.com/interfaces/AddDaysOptions.html")
+            .expect("static URL");
+        extract(html, &u, &ExtractOptions::default()).markdown
+    };
+    for href in [
+        "AddDaysOptions.html",
+        "../interfaces/AddDaysOptions.html",
+        "",
+    ] {
+        let m = at(&page(href));
+        assert!(!m.contains("Index"), "{href}: {m}");
+        assert_eq!(m.matches("Properties").count(), 1, "{href}: {m}");
+        assert!(m.contains("## Properties\n\n### in"), "{href}: {m}");
+    }
+    // Links to another page's places are not this page's table of contents.
+    let m = at(&page("AddHoursOptions.html"));
+    assert!(m.contains("### Properties"), "{m}");
+}
+
+/// A link goes to a place on the page when it names only a fragment or the page's own
+/// address, as its base resolves it.
+#[test]
+fn a_link_to_the_pages_own_address_goes_to_a_place_on_it() {
+    let mut tree = tree::Tree::parse("<p>x</p>", &ExtractOptions::default());
+    assert_eq!(tree.fragment("#in"), Some("in"));
+    assert_eq!(tree.fragment("#"), Some(""));
+    // Without an address, only a bare fragment is known to stay on the page.
+    assert_eq!(tree.fragment("Opts.html#in"), None);
+    let page = Url::parse("https://docs.example.com/interfaces/Opts.html").expect("static URL");
+    let address = |base: &str| tree::Address {
+        page: page.clone(),
+        base: Url::parse(base).expect("static URL"),
+    };
+    tree.address = Some(address(page.as_str()));
+    assert_eq!(tree.fragment("Opts.html#in"), Some("in"));
+    assert_eq!(tree.fragment("../interfaces/Opts.html#in"), Some("in"));
+    assert_eq!(
+        tree.fragment("https://docs.example.com/interfaces/Opts.html#in"),
+        Some("in")
+    );
+    assert_eq!(tree.fragment("Other.html#in"), None);
+    assert_eq!(tree.fragment("Opts.html"), None);
+    assert_eq!(tree.fragment("Opts.html?v=2#in"), None);
+    // A `<base>` elsewhere resolves the same name to another page.
+    tree.address = Some(address("https://docs.example.com/classes/"));
+    assert_eq!(tree.fragment("Opts.html#in"), None);
+}
+
 /// pdoc's module page: the title over the module's whole source (shown by a "View Source"
 /// toggle), then a section for each function, its signature's source and its docstring.
 /// The module's source outweighs the rest, and the descent took it alone: every

@@ -101,9 +101,34 @@ pub(crate) struct Tree {
     pub(crate) facts: PageFacts,
     /// The first element carrying each `id`, indexed the first time one is looked for.
     ids: std::sync::OnceLock<std::collections::HashMap<Box<str>, u32>>,
+    /// Where the page was fetched from and what its relative links resolve against, when
+    /// known: a link to the page's own address with a fragment (`Options.html#in` on
+    /// `…/Options.html`) goes to a place on the page, as `#in` does.
+    pub(crate) address: Option<Address>,
+}
+
+/// A page's own address (without its fragment) and the base its links resolve against.
+#[derive(Debug)]
+pub(crate) struct Address {
+    pub(crate) page: url::Url,
+    pub(crate) base: url::Url,
 }
 
 impl Tree {
+    /// The fragment of `href` when it goes to a place on this page: `#in` → `in`, a bare
+    /// `#` → empty, and a link to the page's own address with a fragment; `None` for a
+    /// link elsewhere.
+    pub(crate) fn fragment<'a>(&self, href: &'a str) -> Option<&'a str> {
+        if let Some(f) = href.strip_prefix('#') {
+            return Some(f);
+        }
+        let (_, f) = href.split_once('#')?;
+        let a = self.address.as_ref()?;
+        let mut to = a.base.join(href.trim()).ok()?;
+        to.set_fragment(None);
+        (to == a.page).then_some(f)
+    }
+
     /// The first element whose `id` is `id`: where a `#fragment` link lands.
     pub(crate) fn element_with_id(&self, id: &str) -> Option<u32> {
         self.ids
