@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty-three real documentation sites (thirty-nine generators), from Debian's
-# packages and, for twelve, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-four real documentation sites (thirty-nine generators), from Debian's
+# packages and, for thirteen, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -20,7 +20,8 @@
 #         (session 19's four sites, Sphinx's Furo and sphinx-book-theme and two MkDocs Material
 #         sites, are built once into WORK_DIR/doc-sites with python3's venv and pip, and npm for
 #         `npm pack`: PyPI and the npm registry must be reachable then; so are session 34's
-#         JSDoc and mkdocstrings sites, with npm and python3's venv)
+#         JSDoc and mkdocstrings sites, with npm and python3's venv, and session 35's Read the
+#         Docs theme, into the same venv)
 # usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -401,7 +402,15 @@ YML
         PYTHONPATH=. NO_MKDOCS_2_WARNING=1 "$sites/venv/bin/mkdocs" build -q -d "$sites/material-pymdownx" > "$sites/material-pymdownx.log" 2>&1)
     touch "$sites/built"
 fi
-for s in furo:sphinx-furo sphinx_book_theme:sphinx-book material-npm:material-npm material-pymdownx:material-pymdownx; do
+# Session 35: the same Sphinx docs under the Read the Docs theme (sphinx_rtd_theme 3.0.2, the
+# theme of most readthedocs.io sites), built into the venv above when missing.
+if [ ! -d "$sites/sphinx_rtd_theme" ]; then
+    "$sites/venv/bin/pip" install -q sphinx-rtd-theme==3.0.2
+    "$sites/venv/bin/sphinx-build" -q -b html -D html_theme=sphinx_rtd_theme -D intersphinx_timeout=1 \
+        "$sites/src/sphinx-9.0.4/doc" "$sites/sphinx_rtd_theme.tmp" > "$sites/sphinx_rtd_theme.log" 2>&1
+    mv "$sites/sphinx_rtd_theme.tmp" "$sites/sphinx_rtd_theme"
+fi
+for s in furo:sphinx-furo sphinx_book_theme:sphinx-book sphinx_rtd_theme:sphinx-rtd material-npm:material-npm material-pymdownx:material-pymdownx; do
     flatten "$sites/${s%%:*}" "$work/${s#*:}"
     { grep -l 'You should have been redirected' "$work/${s#*:}"/*.html || true; } | xargs -r rm -f
 done
@@ -409,6 +418,7 @@ rm -f "$work/sphinx-furo/contents.html"
 
 score sphinx-furo "$work/sphinx-furo" "//article[@role='main']"
 score sphinx-book "$work/sphinx-book" "//article[contains(@class,'bd-article')]"
+score sphinx-rtd "$work/sphinx-rtd" "//div[@itemprop='articleBody']"
 score material-npm "$work/material-npm" "//article[contains(@class,'md-content__inner')]"
 score material-pymdownx "$work/material-pymdownx" "//article[contains(@class,'md-content__inner')]"
 
