@@ -2041,7 +2041,7 @@ fn select_blocks(tree: &Tree) -> (Selection, bool) {
                 cur,
                 &kept_h1,
                 &text,
-                !article_page && tree.is_main(cur),
+                !article_page && tree.names_main(cur),
             )
             && (starts_with_heading(tree, best) || starts_with_list(tree, best))
         {
@@ -3143,10 +3143,11 @@ fn first_element(tree: &Tree, n: u32) -> Option<u32> {
         })
 }
 
-/// The first `<main>`/`role=main` element that is not inside a removed block. (Pages that
+/// The first `<main>`/`role=main` element (or `id="main"`: [`Tree::names_main`]) that is
+/// not inside a removed block. (Pages that
 /// load the next story below repeat the landmark; the first is the page's own.)
 fn main_landmark(tree: &Tree, removed: &[bool]) -> Option<u32> {
-    let first = (1..tree.nodes.len()).find(|&i| tree.is_main(i as u32))?;
+    let first = (1..tree.nodes.len()).find(|&i| tree.names_main(i as u32))?;
     let mut a = first;
     while a != 0 {
         if removed[a] || tree.nodes[a].hidden {
@@ -3280,20 +3281,19 @@ fn classed_toc(tree: &Tree, n: u32) -> bool {
     }) && local_toc(tree, n)
 }
 
-/// Whether the link `a` is a heading's link to a fragment of the page (docutils'
-/// back-reference to the table of contents, a permalink): part of a title, not a menu.
+/// Whether the link `a` is a heading's link to the page itself (docutils' back-reference
+/// to the table of contents, a permalink, pydoctor's title naming its own page): part of
+/// a title, not a menu.
 fn heading_backref(tree: &Tree, a: u32) -> bool {
-    if !tree
-        .attrs(a)
-        .and_then(|x| x.href.as_deref())
-        .is_some_and(|h| h.starts_with('#'))
-    {
-        return false;
-    }
     let mut p = tree.nodes[a as usize].parent;
     for _ in 0..3 {
         match tree.tag(p) {
-            Some(t) if t.is_heading() => return true,
+            Some(t) if t.is_heading() => {
+                return tree
+                    .attrs(a)
+                    .and_then(|x| x.href.as_deref())
+                    .is_some_and(|h| tree.on_page(h))
+            }
             Some(_) => p = tree.nodes[p as usize].parent,
             None => return false,
         }

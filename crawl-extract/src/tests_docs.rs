@@ -557,6 +557,81 @@ fn a_link_to_the_pages_own_address_goes_to_a_place_on_it() {
     assert_eq!(tree.fragment("Opts.html#in"), None);
 }
 
+/// pydoctor's class page: `div#main` (the skip link's target, no `<main>`) holds the title
+/// block, the class's signature and docstring, a table of its own members, a much longer
+/// table of inherited ones, then its members' documentation. `id="main"` names the main
+/// content as `<main>` does, so the title beside the tables keeps them together; without
+/// it the descent took the inherited table alone.
+#[test]
+fn an_element_with_the_id_main_is_the_main_content() {
+    let inherited: String = (0..40)
+        .map(|i| {
+            format!(
+                "<tr><td>Method</td><td><code><a href='TokenList.html#m{i}'>method_{i}</a></code></td>\
+                 <td>Inherited method number {i} of the token list.</td></tr>"
+            )
+        })
+        .collect();
+    let page = |id: &str| {
+        format!(
+            "<html><body><nav class='sidebar'><a href='index.html'>API</a></nav>\
+             <div id='{id}'><div class='page-header'><h1>MIMEVersion</h1></div>\
+             <p class='class-signature'><code>class MIMEVersion(TokenList):</code></p>\
+             <div id='splitTables'><table><tr><td>Class Variable</td><td><code>\
+             <a href='#major'>major</a></code></td><td>The major version.</td></tr></table>\
+             <p>Inherited from <code><a href='TokenList.html'>TokenList</a></code>:</p>\
+             <table>{inherited}</table></div>\
+             <div class='basevariable'><div class='functionHeader'>major =</div>\
+             <div class='docstring'><p>The major version of MIME in the header.</p></div></div>\
+             </div></body></html>"
+        )
+    };
+    let m = md(&page("main"));
+    assert!(m.starts_with("# MIMEVersion"), "{m}");
+    assert!(m.contains("class MIMEVersion(TokenList):"), "{m}");
+    assert!(m.contains("The major version of MIME"), "{m}");
+    assert!(m.contains("method_39"), "{m}");
+    // Another id names nothing: the inherited table outweighs the rest, as before.
+    let m = md(&page("body"));
+    assert!(!m.contains("The major version of MIME"), "{m}");
+}
+
+/// pydoctor's package page: the title is one link, to the page itself
+/// (`<h1><code><a href="email.html">email</a></code></h1>` on `…/email.html`), in a block
+/// beside a toggle button. A title linking to its own page is a permalink, not a link
+/// away: the block is no menu.
+#[test]
+fn a_title_linking_to_its_own_page_is_no_menu() {
+    let rows: String = (0..12)
+        .map(|i| {
+            format!(
+                "<tr><td>Module</td><td><code><a href='email.m{i}.html'>m{i}</a></code></td>\
+                 <td>What module {i} of the package does.</td></tr>"
+            )
+        })
+        .collect();
+    let page = |href: &str| {
+        format!(
+            "<html><body><div id='main'><div class='page-header'><h1><code><a href='{href}'>email\
+             </a></code></h1><div id='showPrivate'><button>Toggle Private API</button></div></div>\
+             <div class='moduleDocstring'><p>A package for parsing, handling, and generating \
+             email messages.</p></div><table>{rows}</table></div></body></html>"
+        )
+    };
+    let at = |html: &str| {
+        let u = Url::parse("https://docs.example.com/api/email.html").expect("static URL");
+        extract(html, &u, &ExtractOptions::default()).markdown
+    };
+    for href in ["email.html", "#", "https://docs.example.com/api/email.html"] {
+        let m = at(&page(href));
+        assert!(m.starts_with("# "), "{href}: {m}");
+        assert!(m.contains("email"), "{href}: {m}");
+    }
+    // A title linking elsewhere (a teaser's headline) is still a link.
+    let m = at(&page("other.html"));
+    assert!(!m.starts_with("# "), "{m}");
+}
+
 /// pdoc's module page: the title over the module's whole source (shown by a "View Source"
 /// toggle), then a section for each function, its signature's source and its docstring.
 /// The module's source outweighs the rest, and the descent took it alone: every

@@ -115,6 +115,18 @@ pub(crate) struct Address {
 }
 
 impl Tree {
+    /// Whether `href` goes to this page: a fragment, or the page's own address with or
+    /// without one (a title linking to its own page).
+    pub(crate) fn on_page(&self, href: &str) -> bool {
+        href.starts_with('#')
+            || self.address.as_ref().is_some_and(|a| {
+                a.base.join(href.trim()).is_ok_and(|mut to| {
+                    to.set_fragment(None);
+                    to == a.page
+                })
+            })
+    }
+
     /// The fragment of `href` when it goes to a place on this page: `#in` → `in`, a bare
     /// `#` → empty, and a link to the page's own address with a fragment; `None` for a
     /// link elsewhere.
@@ -179,6 +191,16 @@ impl Tree {
             || self
                 .attrs(n)
                 .is_some_and(|a| a.role.eq_ignore_ascii_case("main"))
+    }
+
+    /// Whether `n` names the page's main content: its landmark ([`Tree::is_main`]) or,
+    /// on pages without one, `id="main"`, the skip link's target (pydoctor's `div#main`).
+    /// Where the content is chosen only: a block hidden inside it is not shown for that.
+    pub(crate) fn names_main(&self, n: u32) -> bool {
+        self.is_main(n)
+            || self
+                .attrs(n)
+                .is_some_and(|a| a.id.eq_ignore_ascii_case("main"))
     }
 
     /// Whether `n` has the class token `class`.
