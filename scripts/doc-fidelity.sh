@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty-four real documentation sites (thirty-nine generators), from Debian's
-# packages and, for thirteen, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-five real documentation sites (forty generators), from Debian's
+# packages and, for fourteen, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -21,7 +21,7 @@
 #         sites, are built once into WORK_DIR/doc-sites with python3's venv and pip, and npm for
 #         `npm pack`: PyPI and the npm registry must be reachable then; so are session 34's
 #         JSDoc and mkdocstrings sites, with npm and python3's venv, and session 35's Read the
-#         Docs theme, into the same venv)
+#         Docs theme and pydoctor, into the same venv)
 # usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -419,6 +419,23 @@ rm -f "$work/sphinx-furo/contents.html"
 score sphinx-furo "$work/sphinx-furo" "//article[@role='main']"
 score sphinx-book "$work/sphinx-book" "//article[contains(@class,'bd-article')]"
 score sphinx-rtd "$work/sphinx-rtd" "//div[@itemprop='articleBody']"
+
+# Session 35: pydoctor 24.11.2 (Twisted's API documentation generator) on the standard
+# library's email and json packages (python3.11's own sources), into the venv above; its
+# index pages (no div#main) are left out.
+if [ ! -d "$sites/pydoctor" ]; then
+    "$sites/venv/bin/pip" install -q pydoctor==24.11.2
+    rm -rf "$sites/pydoctor-src" && mkdir -p "$sites/pydoctor-src"
+    cp -r /usr/lib/python3.11/email /usr/lib/python3.11/json "$sites/pydoctor-src/"
+    # pydoctor exits 2 when a docstring does not parse; the pages are written all the same.
+    "$sites/venv/bin/pydoctor" --html-output="$sites/pydoctor.tmp" --project-name=stdlib -q \
+        "$sites/pydoctor-src/email" "$sites/pydoctor-src/json" > "$sites/pydoctor.log" 2>&1 || true
+    [ -f "$sites/pydoctor.tmp/email.html" ] || { tail -20 "$sites/pydoctor.log" >&2; exit 1; }
+    mv "$sites/pydoctor.tmp" "$sites/pydoctor"
+fi
+rm -rf "$work/pydoctor" && mkdir -p "$work/pydoctor"
+grep -l 'id="main"' "$sites/pydoctor"/*.html | xargs -I{} cp {} "$work/pydoctor/"
+score pydoctor "$work/pydoctor" "//div[@id='main']"
 score material-npm "$work/material-npm" "//article[contains(@class,'md-content__inner')]"
 score material-pymdownx "$work/material-pymdownx" "//article[contains(@class,'md-content__inner')]"
 
