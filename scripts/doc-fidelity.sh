@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Documentation fidelity on fifty-five real documentation sites (forty generators), from Debian's
-# packages and, for fourteen, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
+# Documentation fidelity on fifty-six real documentation sites (forty-one generators), from Debian's
+# packages and, for fifteen, from PyPI and the npm registry: markdown/HTML of the main content per construct (`md_fidelity.py`, beside the
 # project in ../shared/tools), one line per site.
 #
 # needs:  apt-get install -y python3.11-doc nodejs-doc apache2-doc cmake-doc sphinx-doc \
@@ -21,7 +21,7 @@
 #         sites, are built once into WORK_DIR/doc-sites with python3's venv and pip, and npm for
 #         `npm pack`: PyPI and the npm registry must be reachable then; so are session 34's
 #         JSDoc and mkdocstrings sites, with npm and python3's venv, and session 35's Read the
-#         Docs theme and pydoctor, into the same venv)
+#         Docs theme, pydoctor and Pelican, into the same venv)
 # usage:  [ONLY="site site"] bash scripts/doc-fidelity.sh [EXTRACT_BINARY] [WORK_DIR]
 #         (ONLY: score just those sites, by the names the lines end with)
 #         (default: the release `extract` example, built if missing; /tmp/doc-fidelity)
@@ -436,6 +436,47 @@ fi
 rm -rf "$work/pydoctor" && mkdir -p "$work/pydoctor"
 grep -l 'id="main"' "$sites/pydoctor"/*.html | xargs -I{} cp {} "$work/pydoctor/"
 score pydoctor "$work/pydoctor" "//div[@id='main']"
+
+# Session 35: Pelican 4.11.0, a static site generator for blogs and small sites, with its
+# default theme (notmyidea): npm's CLI docs (the pages the Material site above is built
+# from) as 91 articles, their YAML front matter turned into Pelican's metadata lines.
+# Scored in the article's div.entry-content (the title and the date line are outside it).
+if [ ! -d "$sites/pelican" ]; then
+    # Its own venv: Pelican pins older Markdown and Pygments than MkDocs Material's.
+    python3 -m venv "$sites/pelican-venv"
+    "$sites/pelican-venv/bin/pip" install -q pelican==4.11.0 markdown==3.8
+    rm -rf "$sites/pelican-src" && mkdir -p "$sites/pelican-src/content"
+    python3 - "$sites/src/npm/package/docs/content" "$sites/pelican-src/content" <<'PY'
+import os, re, sys
+src, dst = sys.argv[1:3]
+for n, rel in enumerate(sorted(os.path.relpath(os.path.join(d, f), src)
+                               for d, _, fs in os.walk(src) for f in fs if f.endswith(".md"))):
+    text = open(os.path.join(src, rel), encoding="utf-8").read()
+    title = os.path.basename(rel)[:-3]
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    if m:
+        t = re.search(r"^title:\s*(.*)$", m.group(1), re.M)
+        title = t.group(1).strip().strip('"') if t else title
+        text = text[m.end():]
+    slug = rel[:-3].replace("/", "-")
+    meta = f"Title: {title}\nDate: 2024-01-{n % 28 + 1:02d} 10:00\nCategory: {rel.split('/')[0]}\nSlug: {slug}\n\n"
+    open(os.path.join(dst, slug + ".md"), "w", encoding="utf-8").write(meta + text)
+PY
+    cat > "$sites/pelican-src/pelicanconf.py" <<'PY'
+SITENAME = "npm Docs"
+PATH = "content"
+TIMEZONE = "UTC"
+DEFAULT_LANG = "en"
+FEED_ALL_ATOM = None
+CATEGORY_FEED_ATOM = None
+PY
+    (cd "$sites/pelican-src" && "$sites/pelican-venv/bin/pelican" content -s pelicanconf.py -o "$sites/pelican.tmp" -q > "$sites/pelican.log" 2>&1)
+    mv "$sites/pelican.tmp" "$sites/pelican"
+fi
+rm -rf "$work/pelican" && mkdir -p "$work/pelican"
+# The articles (index.html lists their summaries, each in a div.entry-content).
+grep -l 'class="entry-content"' "$sites/pelican"/*.html | grep -v '/index\.html$' | xargs -I{} cp {} "$work/pelican/"
+score pelican "$work/pelican" "//div[@class='entry-content']"
 score material-npm "$work/material-npm" "//article[contains(@class,'md-content__inner')]"
 score material-pymdownx "$work/material-pymdownx" "//article[contains(@class,'md-content__inner')]"
 
