@@ -484,12 +484,7 @@ fn heading_words(tree: &Tree, h: u32) -> HeadWords {
         let node = &tree.nodes[i as usize];
         if let (Kind::Text { .. }, false) = (&node.kind, node.hidden) {
             let t = tree.text_of(i).unwrap_or("");
-            words.extend(
-                t.split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                    .take(HEAD_WORDS)
-                    .map(str::to_lowercase),
-            );
+            words.extend(super::text_words(t).take(HEAD_WORDS).map(str::to_lowercase));
         }
         i += 1;
     }

@@ -126,6 +126,12 @@ pub fn extract_bytes(
     extract(&decode_html(bytes, content_type), page_url, opts)
 }
 
+/// The words of a text: its runs of letters and digits.
+pub(crate) fn text_words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+}
+
 /// Extracts markdown, metadata and links from `html`, a page fetched from `page_url`.
 ///
 /// Infallible: hostile input gives a (possibly empty) result, never a panic.
@@ -254,10 +260,7 @@ fn with_product_description(
     page_url: &Url,
 ) -> String {
     fn words(s: &str) -> std::collections::HashSet<String> {
-        s.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
+        text_words(s).map(str::to_lowercase).collect()
     }
     if description.len() > 20_000 {
         return md;

@@ -3,6 +3,7 @@
 //! All passes are linear walks over the node vector (children always follow
 //! their parent), so nothing recurses.
 
+use super::text_words;
 use super::tree::{Attrs, Kind, Tag, Tree, NONE};
 use std::collections::HashMap;
 
@@ -1160,11 +1161,7 @@ fn emptied_toc_headings(tree: &Tree, raw: &[u32], removed: &mut [bool]) {
             continue;
         }
         let label = heading_text(tree, h, 40);
-        let words: Vec<String> = label
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let words: Vec<String> = text_words(&label).map(str::to_lowercase).collect();
         let labelled = TOC_LABELS.contains(&words.join(" ").as_str());
         let p = tree.nodes[i].parent;
         let x = if permalinked_heading(tree, p) || heading_wrapper(tree, p) {
@@ -1244,23 +1241,24 @@ fn counted_comments(tree: &Tree, n: u32) -> bool {
     let Some(h) = first_heading(tree, n, ID_HEADING_SCAN) else {
         return false;
     };
-    let text = heading_text(tree, h, 80).to_ascii_lowercase();
-    let mut words = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
+    let text = heading_text(tree, h, 80);
+    let mut words = text_words(&text);
+    let one_of = |w: &str, any: &[&str]| any.iter().any(|a| w.eq_ignore_ascii_case(a));
     words
         .next()
-        .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()) || w == "no" || w == "one")
+        .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()) || one_of(w, &["no", "one"]))
         && words.next().is_some_and(|w| {
-            matches!(
+            one_of(
                 w,
-                "comment"
-                    | "comments"
-                    | "response"
-                    | "responses"
-                    | "reply"
-                    | "replies"
-                    | "thoughts"
+                &[
+                    "comment",
+                    "comments",
+                    "response",
+                    "responses",
+                    "reply",
+                    "replies",
+                    "thoughts",
+                ],
             )
         })
 }
@@ -1282,11 +1280,7 @@ fn id_from_heading(tree: &Tree, n: u32, id: &str) -> bool {
     let text = heading_text(tree, h, 200);
     // A section number before the title ("2.3. Python-related paths") is not in the id.
     let numeral = |w: &&str| w.bytes().all(|b| b.is_ascii_digit());
-    let heading: Vec<&str> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .skip_while(numeral)
-        .collect();
+    let heading: Vec<&str> = text_words(&text).skip_while(numeral).collect();
     // A signature's parameters are not its name (Javadoc's
     // `overlay(java.lang.String,java.lang.String,int,int)` under the heading "overlay").
     let name = id.split('(').next().unwrap_or(id);
@@ -1353,9 +1347,7 @@ fn class_from_title(tree: &Tree, n: u32, tok: &str) -> bool {
         return false;
     }
     let text = heading_text(tree, n, 200);
-    let mut words = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
+    let mut words = text_words(&text);
     rest.iter()
         .all(|r| words.next().is_some_and(|w| w.eq_ignore_ascii_case(r)))
 }

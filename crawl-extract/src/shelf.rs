@@ -125,10 +125,7 @@ fn is_shelf_heading(tree: &Tree, h: u32) -> bool {
         let node = &tree.nodes[i as usize];
         if let (Kind::Text { .. }, false) = (&node.kind, node.hidden) {
             let t = tree.text_of(i).unwrap_or("");
-            for w in t
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-            {
+            for w in super::text_words(t) {
                 words.push(w.to_lowercase());
                 if words.len() > 8 {
                     return false;

@@ -118,13 +118,18 @@ impl Tree {
     /// Whether `href` goes to this page: a fragment, or the page's own address with or
     /// without one (a title linking to its own page).
     pub(crate) fn on_page(&self, href: &str) -> bool {
-        href.starts_with('#')
-            || self.address.as_ref().is_some_and(|a| {
-                a.base.join(href.trim()).is_ok_and(|mut to| {
-                    to.set_fragment(None);
-                    to == a.page
-                })
+        href.starts_with('#') || self.names_page(href)
+    }
+
+    /// Whether `href`, resolved against the page's base, is the page's own address
+    /// (its fragment aside); `false` when the address is not known.
+    fn names_page(&self, href: &str) -> bool {
+        self.address.as_ref().is_some_and(|a| {
+            a.base.join(href.trim()).is_ok_and(|mut to| {
+                to.set_fragment(None);
+                to == a.page
             })
+        })
     }
 
     /// The fragment of `href` when it goes to a place on this page: `#in` → `in`, a bare
@@ -135,10 +140,7 @@ impl Tree {
             return Some(f);
         }
         let (_, f) = href.split_once('#')?;
-        let a = self.address.as_ref()?;
-        let mut to = a.base.join(href.trim()).ok()?;
-        to.set_fragment(None);
-        (to == a.page).then_some(f)
+        self.names_page(href).then_some(f)
     }
 
     /// The first element whose `id` is `id`: where a `#fragment` link lands.
